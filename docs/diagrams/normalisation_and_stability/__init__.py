@@ -1,0 +1,31 @@
+"""The page "Normalisation and stability": which script serves which section.
+
+The page checker reads this to scope every number in the prose to the
+section's own scripts; the tests and the Makefile read it to find the
+section scripts. Section scripts are the modules of this folder.
+"""
+
+PAGE = "normalisation-and-stability"
+PAGE_FILE = "docs/normalisation-and-stability.md"
+
+# Numbered page section -> the section scripts whose quotes it may use.
+# Sections 7 (reading list) and 8 (Python) quote no computed numbers.
+SECTION_SCRIPTS = {
+    1: ("unit_mismatch",),
+    2: ("norm_worked_vector",),
+    3: ("batch_dependence",),
+    4: ("residual_placement",),
+    5: ("mixed_precision",),
+    6: ("loss_spike_replay",),
+    7: (),
+    8: (),
+}
+
+# Quotes any section may use besides its own: "<script>.<quote>".
+SHARED_QUOTES: tuple[str, ...] = ()
+
+# Structural numbers that are not results, as regular expressions matched
+# against the prose around a number (the number itself is group "n").
+STRUCTURAL = (
+    r"[Ss]ections? (?P<n>[1-8])\b",
+)

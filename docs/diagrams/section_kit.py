@@ -1,0 +1,445 @@
+"""Shared machinery for every page-section script under docs/diagrams/.
+
+A section script defines two functions and ends with ``main(__name__)``:
+
+    def compute(section):        # numbers, quotes and claims; returns results
+    def draw(section, results):  # figures, every drawn number via section.text()
+
+``compute`` draws randomness only from ``section.rng(k)`` or
+``section.torch_generator(k)`` (seeds shifted by the seed offset), registers
+every number the page quotes with ``section.quote`` and states the claims the
+prose relies on with ``section.claim`` / ``section.agree``. ``draw`` builds
+figures with ``new_figure`` and saves them with ``section.save_figure``.
+``run_section`` runs both and writes ``figures/<page>/numbers/<section>.json``
+atomically; the tests, the seed report and the command line all go through it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import os
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display; SVGs are written by the svg backend anyway
+from matplotlib.figure import Figure  # noqa: E402  (after the backend choice)
+from matplotlib.patches import Rectangle  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DIAGRAMS_DIR = REPO_ROOT / "docs" / "diagrams"
+FIGURES_DIR = REPO_ROOT / "figures"
+SEED_OFFSET_ENV = "SEED_OFFSET"
+QUOTE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+# ---------------------------------------------------------------------------
+# House style: one palette and one set of font sizes for every figure.
+
+PALETTE = {
+    "blue": "#0072B2",
+    "orange": "#E69F00",
+    "green": "#009E73",
+    "red": "#D55E00",
+    "purple": "#CC79A7",
+    "sky": "#56B4E9",
+    "yellow": "#F0E442",
+    "grey": "#7F7F7F",
+    "light": "#EEF3F8",
+    "ink": "#222222",
+}
+
+STYLE = {
+    "svg.hashsalt": "normalisation-pages",  # fixed ids: byte-identical SVGs
+    "svg.fonttype": "path",  # glyphs as paths: identical rendering everywhere
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "legend.fontsize": 9,
+    "legend.frameon": False,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.edgecolor": PALETTE["ink"],
+    "axes.labelcolor": PALETTE["ink"],
+    "text.color": PALETTE["ink"],
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "savefig.facecolor": "white",
+    "axes.prop_cycle": matplotlib.cycler(
+        color=[PALETTE[c] for c in ("blue", "orange", "green", "red", "purple", "sky")]
+    ),
+    "lines.linewidth": 1.8,
+}
+matplotlib.rcParams.update(STYLE)
+
+
+def new_figure(width: float = 8.0, height: float = 3.2) -> Figure:
+    """A figure in the house style, sized in inches for a page-width image.
+
+    Built without pyplot, so no global figure state survives between sections.
+    """
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+# ---------------------------------------------------------------------------
+# Errors a section can raise; each message names what went wrong.
+
+
+class QuoteError(ValueError):
+    """A quote that cannot be registered (bad name, duplicate, NaN, ...)."""
+
+
+class ClaimsFailed(AssertionError):
+    """One or more claims of a section did not hold."""
+
+
+@dataclass
+class Quote:
+    """One number (or a vector of numbers) the page may quote."""
+
+    name: str
+    value: float | list[float]
+    text: str | list[str]
+    rel_tol: float
+    abs_tol: float
+
+    def items(self) -> list[tuple[str, float, str]]:
+        """(printed name, raw value, text) for each element, in order."""
+        if isinstance(self.text, list):
+            return [
+                (f"{self.name}[{i}]", v, t)
+                for i, (v, t) in enumerate(zip(self.value, self.text))
+            ]
+        return [(self.name, self.value, self.text)]
+
+
+@dataclass
+class Claim:
+    statement: str
+    holds: bool
+
+
+def format_number(value: float, fmt: str | Callable[[float], str]) -> str:
+    """The text form of one number: a format spec (``",d"``, ``".4f"``,
+    ``".2%"``, ``".3e"``) or a callable for forms a spec cannot express."""
+    if callable(fmt):
+        text = fmt(value)
+    elif fmt.endswith("d"):  # integer forms ("d", ",d") take whole numbers only
+        if not float(value).is_integer():
+            raise QuoteError(f"format {fmt!r} needs a whole number, got {value!r}")
+        text = format(int(value), fmt)
+    else:
+        text = format(value, fmt)
+    if not isinstance(text, str) or not text:
+        raise QuoteError(f"format {fmt!r} gave {text!r} for {value!r}")
+    return text
+
+
+@dataclass
+class Section:
+    """The context one section script works in: seeds, quotes, claims, figures."""
+
+    page: str
+    name: str
+    seed_offset: int = 0
+    out_dir: Path | None = None  # figures/<page> by default
+    echo: bool = True
+    quotes: dict[str, Quote] = field(default_factory=dict)
+    claims: list[Claim] = field(default_factory=list)
+    figures: list[str] = field(default_factory=list)
+
+    # -- seeds ---------------------------------------------------------------
+    def rng(self, seed: int) -> np.random.Generator:
+        """``numpy.random.default_rng(seed)``, shifted by the seed offset."""
+        return np.random.default_rng(seed + self.seed_offset)
+
+    def torch_generator(self, seed: int):
+        """A CPU ``torch.Generator`` seeded with ``seed`` plus the offset."""
+        torch = import_torch()
+        return torch.Generator().manual_seed(seed + self.seed_offset)
+
+    # -- quotes --------------------------------------------------------------
+    def quote(
+        self,
+        name: str,
+        value: Any,
+        fmt: str | Callable[[float], str],
+        *,
+        rel_tol: float = 1e-9,
+        abs_tol: float = 0.0,
+        allow_inf: bool = False,
+    ) -> str | list[str]:
+        """Register a number the page may quote, print it, return its text.
+
+        ``value`` may be a scalar or a 1-D sequence (each element formatted
+        with ``fmt``). ``rel_tol``/``abs_tol`` are the golden-record
+        tolerances: tight by default, looser only with a stated reason.
+        A NaN, an unexpected infinity or a reused name is an error.
+        """
+        if not QUOTE_NAME.match(name):
+            raise QuoteError(f"{self.name}: quote name {name!r} must match {QUOTE_NAME.pattern}")
+        if name in self.quotes:
+            raise QuoteError(f"{self.name}: quote {name!r} registered twice")
+        array = np.asarray(value, dtype=float)
+        if array.ndim > 1:
+            raise QuoteError(f"{self.name}: quote {name!r} must be a scalar or a 1-D vector")
+        if np.isnan(array).any():
+            raise QuoteError(f"{self.name}: quote {name!r} is NaN")
+        if not allow_inf and np.isinf(array).any():
+            raise QuoteError(f"{self.name}: quote {name!r} is infinite")
+        if array.ndim == 0:
+            raw: float | list[float] = float(array)
+            text: str | list[str] = format_number(raw, fmt)
+        else:
+            raw = [float(v) for v in array]
+            text = [format_number(v, fmt) for v in raw]
+        quote = Quote(name, raw, text, rel_tol, abs_tol)
+        self.quotes[name] = quote
+        if self.echo:
+            for printed, _, t in quote.items():
+                print(f"{printed}  {t}")
+        return text
+
+    def text(self, name: str, index: int | None = None) -> str:
+        """The registered text of a quote (one element of a vector with
+        ``index``): the only way a figure gets a number to draw."""
+        try:
+            quote = self.quotes[name]
+        except KeyError:
+            raise QuoteError(f"{self.name}: no quote named {name!r} is registered") from None
+        if isinstance(quote.text, list):
+            if index is None:
+                raise QuoteError(f"{self.name}: quote {name!r} is a vector; give an index")
+            return quote.text[index]
+        if index is not None:
+            raise QuoteError(f"{self.name}: quote {name!r} is a scalar; no index")
+        return quote.text
+
+    def texts(self, name: str) -> list[str]:
+        """All element texts of a vector quote."""
+        quote = self.quotes.get(name)
+        if quote is None or not isinstance(quote.text, list):
+            raise QuoteError(f"{self.name}: no vector quote named {name!r} is registered")
+        return list(quote.text)
+
+    # -- claims --------------------------------------------------------------
+    def claim(self, statement: str, holds: bool) -> bool:
+        """Record a statement the prose relies on; failures are collected and
+        raised together by ``run_section`` (so a seed report sees them all)."""
+        self.claims.append(Claim(statement, bool(holds)))
+        return bool(holds)
+
+    def agree(self, what: str, a: Any, b: Any, *, rtol: float = 0.0, atol: float = 0.0) -> bool:
+        """Claim that two computations of one quantity agree, e.g. a closed
+        form and a loop; the statement records the largest difference seen."""
+        a_arr = np.asarray(a, dtype=float)
+        b_arr = np.asarray(b, dtype=float)
+        gap = float(np.max(np.abs(a_arr - b_arr))) if a_arr.size else 0.0
+        holds = bool(np.allclose(a_arr, b_arr, rtol=rtol, atol=atol, equal_nan=False))
+        bound = " and ".join(
+            part for part in (f"rtol {rtol:g}" if rtol else "", f"atol {atol:g}" if atol else "") if part
+        )
+        return self.claim(f"{what} agree within {bound or 'exactly'} (largest gap {gap:.3g})", holds)
+
+    # -- figures -------------------------------------------------------------
+    @property
+    def figure_dir(self) -> Path:
+        return self.out_dir if self.out_dir is not None else FIGURES_DIR / self.page
+
+    def save_figure(self, fig: Figure, stem: str) -> Path:
+        """Write ``<section>_<stem>.svg`` deterministically and atomically."""
+        path = self.figure_dir / f"{self.name}_{stem}.svg"
+        if path.name in self.figures:
+            raise QuoteError(f"{self.name}: figure {path.name} saved twice")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".svg.tmp", delete=False) as tmp:
+            fig.savefig(tmp, format="svg", metadata={"Date": None})
+        os.replace(tmp.name, path)
+        self.figures.append(path.name)
+        return path
+
+    # -- numbers file --------------------------------------------------------
+    @property
+    def numbers_path(self) -> Path:
+        return self.figure_dir / "numbers" / f"{self.name}.json"
+
+    def record(self) -> dict:
+        """Everything the checker and the tests need, in registration order."""
+        return {
+            "page": self.page,
+            "section": self.name,
+            "seed_offset": self.seed_offset,
+            "quotes": {
+                q.name: {"value": q.value, "text": q.text, "rel_tol": q.rel_tol, "abs_tol": q.abs_tol}
+                for q in self.quotes.values()
+            },
+            "claims": [{"statement": c.statement, "holds": c.holds} for c in self.claims],
+            "figures": list(self.figures),
+        }
+
+    def write_numbers(self) -> Path:
+        """Write the numbers file via a temp file + rename: never half-written."""
+        write_json_atomically(self.numbers_path, self.record())
+        return self.numbers_path
+
+    def failed_claims(self) -> list[str]:
+        return [c.statement for c in self.claims if not c.holds]
+
+
+def write_json_atomically(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        "w", dir=path.parent, suffix=".json.tmp", delete=False, encoding="utf-8"
+    ) as tmp:
+        json.dump(data, tmp, indent=1, ensure_ascii=False)
+        tmp.write("\n")
+    os.replace(tmp.name, path)
+
+
+# ---------------------------------------------------------------------------
+# Torch, imported once per process and only by the sections that use it.
+
+_TORCH = None
+
+
+def import_torch():
+    """Import torch with one thread per process (parallel sections must not
+    fight over the two cores) and deterministic algorithms."""
+    global _TORCH
+    if _TORCH is None:
+        import torch
+
+        torch.set_num_threads(1)
+        torch.use_deterministic_algorithms(True)
+        _TORCH = torch
+    return _TORCH
+
+
+# ---------------------------------------------------------------------------
+# Running a section: in-process (tests, seed report) or from the command line.
+
+
+def section_module(page_package: str, section: str):
+    """Import ``docs/diagrams/<page_package>/<section>.py`` as a module."""
+    if str(DIAGRAMS_DIR) not in sys.path:
+        sys.path.insert(0, str(DIAGRAMS_DIR))
+    return importlib.import_module(f"{page_package}.{section}")
+
+
+def run_section(
+    module,
+    *,
+    seed_offset: int = 0,
+    figures: bool = True,
+    out_dir: Path | None = None,
+    echo: bool = False,
+    write: bool = True,
+    raise_on_failed_claims: bool = True,
+) -> Section:
+    """Run one section module's ``compute`` (and ``draw`` if ``figures``).
+
+    Writes the numbers file when ``write``; raises ``ClaimsFailed`` naming
+    every failed claim unless ``raise_on_failed_claims`` is off (seed report).
+    A section whose claims fail writes no numbers file.
+    """
+    page = importlib.import_module(module.__name__.rpartition(".")[0]).PAGE
+    name = module.__name__.rpartition(".")[2]
+    section = Section(page=page, name=name, seed_offset=seed_offset, out_dir=out_dir, echo=echo)
+    results = module.compute(section)
+    failed = section.failed_claims()
+    if failed and raise_on_failed_claims:
+        raise ClaimsFailed(f"{name}: claim failed: " + "; claim failed: ".join(failed))
+    if figures:
+        module.draw(section, results)
+    if write:
+        section.write_numbers()
+    return section
+
+
+def main(module_name: str) -> None:
+    """Command line of a section script: ``python <script>.py [--seed-offset K]``."""
+    module = sys.modules[module_name]
+    if module_name == "__main__":
+        # Re-import under the package name so quotes know their page.
+        path = Path(module.__file__).resolve()
+        module = section_module(path.parent.name, path.stem)
+    parser = argparse.ArgumentParser(description=(module.__doc__ or "").strip().splitlines()[0])
+    parser.add_argument(
+        "--seed-offset",
+        type=int,
+        default=int(os.environ.get(SEED_OFFSET_ENV, "0") or 0),
+        help=f"shift every seed by K (default: ${SEED_OFFSET_ENV} or 0)",
+    )
+    parser.add_argument("--no-figures", action="store_true", help="compute and print only")
+    parser.add_argument("--out-dir", type=Path, help="write figures and numbers here instead")
+    parser.add_argument("--quiet", action="store_true", help="do not print the quotes")
+    args = parser.parse_args()
+    try:
+        run_section(
+            module,
+            seed_offset=args.seed_offset,
+            figures=not args.no_figures,
+            out_dir=args.out_dir,
+            echo=not args.quiet,
+        )
+    except (ClaimsFailed, QuoteError) as error:
+        sys.exit(f"error: {error}")
+
+
+# ---------------------------------------------------------------------------
+# Drawing helpers shared by the worked-example figures (cells of numbers).
+
+
+def draw_cell_rows(
+    ax,
+    rows: Sequence[tuple[str, Sequence[str]]],
+    *,
+    fills: Sequence[Sequence[str] | str] | None = None,
+    highlight_column: int | None = None,
+    column_labels: Sequence[str] | None = None,
+    label_width: float = 2.6,
+    fontsize: float = 9.5,
+) -> None:
+    """Draw rows of labelled cells, one row per step of a worked example.
+
+    ``rows`` holds (row label, cell texts); ``fills`` an optional colour per
+    row (or per cell); ``highlight_column`` outlines one column, the element
+    followed by hand. Axes are switched off and limits set to fit the cells.
+    """
+    n_rows = len(rows)
+    n_cols = max(len(cells) for _, cells in rows)
+    for i, (label, cells) in enumerate(rows):
+        y = i
+        ax.text(-0.15, y + 0.4, label, ha="right", va="center", fontsize=fontsize)
+        row_fill = fills[i] if fills is not None else PALETTE["light"]
+        for j, cell in enumerate(cells):
+            colour = row_fill[j] if isinstance(row_fill, (list, tuple)) else row_fill
+            ax.add_patch(
+                Rectangle((j + 0.04, y + 0.04), 0.92, 0.72, facecolor=colour,
+                          edgecolor="white", linewidth=1.0)
+            )
+            ax.text(j + 0.5, y + 0.4, cell, ha="center", va="center", fontsize=fontsize)
+    if highlight_column is not None:
+        ax.add_patch(
+            Rectangle((highlight_column + 0.01, 0.0), 0.98, n_rows - 0.2, fill=False,
+                      edgecolor=PALETTE["red"], linewidth=1.8)
+        )
+    if column_labels is not None:
+        for j, label in enumerate(column_labels):
+            ax.text(j + 0.5, -0.25, label, ha="center", va="bottom", fontsize=fontsize - 0.5,
+                    color=PALETTE["grey"])
+    ax.set_xlim(-label_width, n_cols + 0.05)
+    ax.set_ylim(n_rows, -0.6 if column_labels is not None else -0.05)
+    ax.axis("off")
