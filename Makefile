@@ -19,7 +19,7 @@ NUMBERS := $(SECTIONS:%=figures/$(PAGE)/numbers/%.json)
 
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
-.PHONY: all figures check test golden clean venv
+.PHONY: all figures check test golden clean venv preview
 
 all: figures check
 
@@ -48,3 +48,7 @@ golden: figures
 
 clean:
 	rm -rf figures/$(PAGE) build
+
+# Render every SVG to PNG so an author can look at each figure.
+preview: figures
+	$(PY) -c "import cairosvg, pathlib; out = pathlib.Path('build/preview'); out.mkdir(parents=True, exist_ok=True); [cairosvg.svg2png(url=str(f), write_to=str(out / (f.stem + '.png')), output_width=1000) for f in sorted(pathlib.Path('figures').glob('*/*.svg'))]"

@@ -411,6 +411,7 @@ def draw_cell_rows(
     column_labels: Sequence[str] | None = None,
     label_width: float = 2.6,
     fontsize: float = 9.5,
+    footnote: str | None = None,
 ) -> None:
     """Draw rows of labelled cells, one row per step of a worked example.
 
@@ -440,6 +441,11 @@ def draw_cell_rows(
         for j, label in enumerate(column_labels):
             ax.text(j + 0.5, -0.25, label, ha="center", va="bottom", fontsize=fontsize - 0.5,
                     color=PALETTE["grey"])
+    bottom = n_rows
+    if footnote is not None:
+        ax.text(n_cols, n_rows + 0.1, footnote, ha="right", va="top", fontsize=fontsize - 0.5,
+                color=PALETTE["grey"])
+        bottom = n_rows + 0.6
     ax.set_xlim(-label_width, n_cols + 0.05)
-    ax.set_ylim(n_rows, -0.6 if column_labels is not None else -0.05)
+    ax.set_ylim(bottom, -0.6 if column_labels is not None else -0.05)
     ax.axis("off")

@@ -1,0 +1,182 @@
+"""The page check: the real pages pass, and bad input is named precisely."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from types import SimpleNamespace
+
+import pytest
+
+import check_page
+from check_page import PageError, check_page as run_check, numbers_in
+from conftest import REPO_ROOT
+
+
+@pytest.mark.parametrize("package", check_page.page_packages())
+def test_real_page_matches_its_numbers(package):
+    report = run_check(check_page.load_page_config(package))
+    assert report.ok, "\n".join(report.lines())
+    assert report.numbers_checked > 0
+
+
+def test_make_check_is_fast():
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "docs/diagrams/check_page.py")],
+                          capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert elapsed < 1.0, f"make check took {elapsed:.2f} s"
+
+
+# --- a small fake page with one section and one script ----------------------
+
+QUOTES = {
+    "mean": {"value": 0.7733, "text": "0.7733", "rel_tol": 1e-9, "abs_tol": 0.0},
+    "shift": {"value": -0.2, "text": "-0.20", "rel_tol": 1e-9, "abs_tol": 0.0},
+    "share": {"value": 0.1821, "text": "18.21%", "rel_tol": 1e-9, "abs_tol": 0.0},
+    "steps": {"value": 1304.0, "text": "1,304", "rel_tol": 1e-9, "abs_tol": 0.0},
+    "tiny": {"value": 4.2e-8, "text": "4.2e-08", "rel_tol": 1e-9, "abs_tol": 0.0},
+    "reach": {"value": 220.0, "text": "220", "rel_tol": 1e-9, "abs_tol": 0.0},
+}
+
+
+def make_page(tmp_path, body: str, quotes=None, golden=None):
+    numbers = tmp_path / "figures" / "numbers"
+    numbers.mkdir(parents=True)
+    (numbers / "demo.json").write_text(json.dumps({"quotes": quotes or QUOTES, "figures": []}))
+    golden_dir = tmp_path / "golden"
+    golden_dir.mkdir()
+    if golden is not None:
+        (golden_dir / "demo.json").write_text(json.dumps({"quotes": golden}))
+    page = tmp_path / "page.md"
+    page.write_text(body, encoding="utf-8")
+    config = SimpleNamespace(
+        __name__="demo_page", PAGE="demo", PAGE_FILE=str(page),
+        SECTION_SCRIPTS={1: ("demo",)}, SHARED_QUOTES=(), STRUCTURAL=(r"[Ss]ection (?P<n>\d)\b",),
+    )
+    return config, page, dict(page_path=page, numbers_dir=numbers, golden_dir=golden_dir)
+
+
+ALL_USED = "All: 0.7733, −0.20, 18.21%, 1,304, 4.2e-08 and 220 mm.\n"
+
+
+def check(tmp_path, body, **kw):
+    config, page, paths = make_page(tmp_path, body, **kw)
+    return run_check(config, **paths)
+
+
+def test_clean_page_passes_with_units_parentheses_signs_and_percentages(tmp_path):
+    body = (
+        "# Demo\n\n## 1. Scales\n\n"
+        "Reach is 220 mm (mean 0.7733), a shift of −0.20 and -0.20, 18.21% of values,\n"
+        "1,304 steps, a loss of 4.2e-08. See section 1.\n"
+    )
+    report = check(tmp_path, body)
+    assert report.ok, report.lines()
+    assert report.numbers_checked == 7  # "section 1" and the heading are structural
+
+
+def test_unknown_number_is_named_with_line_and_nearest_quote(tmp_path):
+    body = "# Demo\n\n## 1. Scales\n\n" + ALL_USED + "\nThe mean is\n0.7734 here.\n"
+    report = check(tmp_path, body)
+    assert not report.ok
+    [line] = report.lines()
+    assert line.startswith(f"{tmp_path / 'page.md'}:8: 0.7734 in section 1")
+    assert "nearest printed: demo.mean = 0.7733" in line
+
+
+def test_stale_number_names_old_and_new_and_fix_applies_it(tmp_path):
+    golden = dict(QUOTES, mean={**QUOTES["mean"], "value": 0.7, "text": "0.7000"})
+    body = "# Demo\n\n## 1. Scales\n\n" + ALL_USED.replace("0.7733", "0.7000")
+    config, page, paths = make_page(tmp_path, body, golden=golden)
+    report = run_check(config, **paths)
+    [finding] = [f for f in report.findings if f.line is not None]
+    assert finding.line == 5
+    assert "stale number 0.7000 in section 1: demo.mean was 0.7000, now 0.7733" in finding.message
+    assert check_page.apply_fixes(page, report.findings) == 1
+    assert "0.7733" in page.read_text()
+    assert run_check(config, **paths).ok
+
+
+def test_numbers_in_code_and_link_targets_are_skipped(tmp_path):
+    body = (
+        "# Demo\n\n## 1. Scales\n\n" + ALL_USED +
+        "Run `lr = 0.5` or see [the data](https://example.org/v2/999.html).\n\n"
+        "```python\nprint(12345)\n```\n"
+        "![a plot](figures/fig_77.svg)\n"
+    )
+    assert check(tmp_path, body).ok
+
+
+def test_unused_quote_is_reported(tmp_path):
+    body = "# Demo\n\n## 1. Scales\n\n" + ALL_USED.replace(" and 220 mm", "")
+    report = check(tmp_path, body)
+    [line] = report.lines()
+    assert "demo.reach (220) is used nowhere" in line
+
+
+def test_unclosed_code_fence_is_an_error_with_its_line(tmp_path):
+    body = "# Demo\n\n## 1. Scales\n\n" + ALL_USED + "\n```python\nx = 1\n"
+    with pytest.raises(PageError, match=r"page.md:7: code fence '```' opened here is never closed"):
+        check(tmp_path, body)
+
+
+def test_missing_numbers_file_says_run_make_figures(tmp_path):
+    config, page, paths = make_page(tmp_path, "# Demo\n\n## 1. Scales\n\n" + ALL_USED)
+    (paths["numbers_dir"] / "demo.json").unlink()
+    with pytest.raises(PageError, match=r"demo.json: the numbers of demo is missing: run `make figures` first"):
+        run_check(config, **paths)
+
+
+def test_malformed_numbers_file_is_named(tmp_path):
+    config, page, paths = make_page(tmp_path, "# Demo\n\n## 1. Scales\n\n" + ALL_USED)
+    (paths["numbers_dir"] / "demo.json").write_text("{not json")
+    with pytest.raises(PageError, match=r"demo.json:1: the numbers of demo is not valid JSON"):
+        run_check(config, **paths)
+
+
+@pytest.mark.parametrize("heading, message", [
+    ("## Scales", "must be a numbered section"),
+    ("## 2. Other", "section 2 has no entry in SECTION_SCRIPTS"),
+])
+def test_malformed_sections_are_errors(tmp_path, heading, message):
+    with pytest.raises(PageError, match=message):
+        check(tmp_path, f"# Demo\n\n{heading}\n\nText.\n")
+
+
+def test_duplicate_section_is_an_error(tmp_path):
+    with pytest.raises(PageError, match=r"page.md:7: section 1 appears twice \(first at line 3\)"):
+        check(tmp_path, "# Demo\n\n## 1. A\n\n" + ALL_USED + "\n## 1. B\n")
+
+
+def test_command_line_exit_codes(tmp_path):
+    """Exit 1 for mismatches, 2 for bad input, with the message on the terminal."""
+    script = REPO_ROOT / "docs/diagrams/check_page.py"
+    draft = tmp_path / "draft.md"
+    draft.write_text("## 2. Layer normalisation and RMS normalisation\n\nA mean of 0.7734.\n")
+    done = subprocess.run([sys.executable, str(script), "normalisation_and_stability",
+                           "--section-draft", "2", str(draft)], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "draft.md:3: 0.7734 in section 2" in done.stdout
+    assert "nearest printed: norm_worked_vector.ln_mean = 0.7733" in done.stdout
+    draft.write_text("## 2. Layer normalisation\n\n```\nunclosed\n")
+    done = subprocess.run([sys.executable, str(script), "normalisation_and_stability",
+                           "--section-draft", "2", str(draft)], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "never closed" in done.stderr
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("a spread of 0.1555.", ["0.1555"]),
+    ("−0.59 and -1.8244", ["−0.59", "-1.8244"]),
+    ("65,504 and 1,000,000 steps", ["65,504", "1,000,000"]),
+    ("3.403e+38, 6e-08 and 2^-24", ["3.403e+38", "6e-08", "2^-24"]),
+    ("(18.21%) of 400,000", ["18.21%", "400,000"]),
+    ("float16, bfloat16, x_3, v1.2", []),
+    ("0.08–0.62 m", ["0.08", "0.62"]),
+])
+def test_number_extraction(text, expected):
+    assert [m.group() for m in numbers_in(text)] == expected
