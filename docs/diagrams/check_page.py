@@ -125,11 +125,20 @@ class ProseNumber:
 
 
 @dataclass
+class CodeBlock:
+    section: int
+    line: int  # 1-based line of the opening fence
+    language: str
+    content: str
+
+
+@dataclass
 class ParsedPage:
     path: Path
     sections: dict[int, int] = field(default_factory=dict)  # number -> heading line
     prose: list[ProseNumber] = field(default_factory=list)
     code_numbers: set[str] = field(default_factory=set)
+    code_blocks: list[CodeBlock] = field(default_factory=list)
 
 
 def parse_page(path: Path, structural: tuple[str, ...] = ()) -> ParsedPage:
@@ -155,6 +164,7 @@ def parse_page(path: Path, structural: tuple[str, ...] = ()) -> ParsedPage:
                     f"{rel(path)}:{token.map[0] + 1}: code fence {token.markup!r} opened here is never closed"
                 )
             page.code_numbers.update(normalise(m.group()) for m in numbers_in(token.content))
+            page.code_blocks.append(CodeBlock(section, token.map[0] + 1, token.info.strip(), token.content))
             continue
         if token.type == "heading_open":
             heading_level = token.tag

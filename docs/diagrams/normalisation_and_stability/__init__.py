@@ -28,4 +28,5 @@ SHARED_QUOTES: tuple[str, ...] = ()
 # against the prose around a number (the number itself is group "n").
 STRUCTURAL = (
     r"[Ss]ections? (?P<n>[1-8])\b",
+    r"\b(?P<n>4|8|16|32)-bit\b",  # names of number formats, not results
 )
