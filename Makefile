@@ -4,6 +4,10 @@
 #   make check      every number in the page prose against the printed numbers
 #   make test       the whole test suite (what CI runs)
 #   make golden     rewrite the pinned golden record on purpose
+#   make seeds      rerun every section at seed offsets 0..2: spread and claims
+#   make bench      time each section and the whole loop against the budgets
+#   make docs       build the documentation site into build/site
+#   make preview    render every SVG to PNG under build/preview
 #   make clean      remove generated figures, numbers and build output
 
 PYTHON ?= python3
@@ -14,28 +18,36 @@ VENV_STAMP := $(VENV)/.requirements-installed
 PAGE := normalisation-and-stability
 PACKAGE := docs/diagrams/normalisation_and_stability
 SHARED := docs/diagrams/section_kit.py $(PACKAGE)/__init__.py
-SECTIONS := $(filter-out __init__,$(basename $(notdir $(wildcard $(PACKAGE)/*.py))))
-NUMBERS := $(SECTIONS:%=figures/$(PAGE)/numbers/%.json)
+SCRIPTS := $(filter-out $(PACKAGE)/__init__.py,$(wildcard $(PACKAGE)/*.py))
+NUMBERS := $(SCRIPTS:$(PACKAGE)/%.py=figures/$(PAGE)/numbers/%.json)
+# `make -B` means "rerun every section", not only the stale ones.
+RUN_WHICH := $(if $(findstring B,$(firstword -$(MAKEFLAGS))),--all,--stale)
 
 .DEFAULT_GOAL := all
-.DELETE_ON_ERROR:
-.PHONY: all figures check test golden clean venv preview
+.PHONY: all figures check test golden seeds bench docs clean venv preview
 
 all: figures check
 
 venv: $(VENV_STAMP)
 
-# The virtual environment is made on first use and remade when the pins change.
+# The virtual environment is made on first use and updated when the pins
+# change (the test keeps `make -B` from reinstalling what is already there).
 $(VENV_STAMP): requirements.txt
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	touch $@
+	@if [ requirements.txt -nt $@ ] || [ ! -x $(PY) ]; then \
+	  set -e; \
+	  test -x $(PY) || $(PYTHON) -m venv $(VENV); \
+	  echo "installing requirements.txt into $(VENV)"; \
+	  $(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt; \
+	  touch $@; \
+	fi
 
 figures: $(NUMBERS)
 
-# A section reruns only when its script, the shared module or the pins change.
-figures/$(PAGE)/numbers/%.json: $(PACKAGE)/%.py $(SHARED) $(VENV_STAMP)
-	$(PY) $< --quiet
+# One runner imports numpy, matplotlib and torch once and forks a worker per
+# stale section, one per core; a section is stale when its numbers file is
+# older than its script, a section it imports, the shared module or the pins.
+$(NUMBERS) &: $(SCRIPTS) $(SHARED) $(VENV_STAMP)
+	$(PY) docs/diagrams/run_sections.py $(RUN_WHICH)
 
 check: $(VENV_STAMP)
 	$(PY) docs/diagrams/check_page.py
@@ -45,6 +57,12 @@ test: $(VENV_STAMP)
 
 golden: figures
 	$(PY) tests/write_golden.py
+
+seeds: $(VENV_STAMP)
+	$(PY) docs/diagrams/seed_report.py
+
+bench: $(VENV_STAMP)
+	$(PY) docs/diagrams/bench.py
 
 clean:
 	rm -rf figures/$(PAGE) build

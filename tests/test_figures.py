@@ -48,7 +48,7 @@ def test_no_stray_committed_figures(regenerated):
 
 def test_every_drawn_number_is_a_quote(run):
     section = run.get()
-    texts = {t for q in section.quotes.values() for _, _, t in q.items()}
+    texts = {normalise(t) for q in section.quotes.values() for _, _, t in q.items()}
     for name in section.figures:
         for text in drawn_texts(run.out_dir / name):
             strays = [m.group() for m in numbers_in(text) if normalise(m.group()) not in texts]

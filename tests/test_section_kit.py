@@ -65,7 +65,8 @@ def test_agree_records_the_gap(tmp_path):
     s = make(tmp_path)
     assert s.agree("loop and closed form", [1.0, 2.0], [1.0, 2.0 + 1e-9], atol=1e-6)
     assert not s.agree("loop and closed form", [1.0], [1.1], atol=1e-6)
-    assert "largest gap 0.1" in s.claims[-1].statement
+    assert s.claims[-1].statement == "loop and closed form agree within atol 1e-06"
+    assert s.claims[-1].detail == "largest gap 0.1"
 
 
 def failing_compute(section):

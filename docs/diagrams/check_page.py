@@ -85,13 +85,14 @@ class QuoteText:
 
 
 def quote_texts(quotes: dict) -> list[tuple[str, str]]:
-    """(printed name, text) for every element of a numbers/golden record."""
+    """(printed name, text) for every element of a numbers/golden record,
+    with any Unicode minus in a text read as a hyphen-minus."""
     items = []
     for name, q in quotes.items():
         if isinstance(q["text"], list):
-            items.extend((f"{name}[{i}]", t) for i, t in enumerate(q["text"]))
+            items.extend((f"{name}[{i}]", normalise(t)) for i, t in enumerate(q["text"]))
         else:
-            items.append((name, q["text"]))
+            items.append((name, normalise(q["text"])))
     return items
 
 

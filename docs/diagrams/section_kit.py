@@ -127,8 +127,9 @@ class Quote:
 
 @dataclass
 class Claim:
-    statement: str
+    statement: str  # the same words at every seed, so seed reports can match them
     holds: bool
+    detail: str = ""  # what was measured, e.g. the largest gap of an agreement
 
 
 def format_number(value: float, fmt: str | Callable[[float], str]) -> str:
@@ -235,10 +236,10 @@ class Section:
         return list(quote.text)
 
     # -- claims --------------------------------------------------------------
-    def claim(self, statement: str, holds: bool) -> bool:
+    def claim(self, statement: str, holds: bool, detail: str = "") -> bool:
         """Record a statement the prose relies on; failures are collected and
         raised together by ``run_section`` (so a seed report sees them all)."""
-        self.claims.append(Claim(statement, bool(holds)))
+        self.claims.append(Claim(statement, bool(holds), detail))
         return bool(holds)
 
     def agree(self, what: str, a: Any, b: Any, *, rtol: float = 0.0, atol: float = 0.0) -> bool:
@@ -251,7 +252,7 @@ class Section:
         bound = " and ".join(
             part for part in (f"rtol {rtol:g}" if rtol else "", f"atol {atol:g}" if atol else "") if part
         )
-        return self.claim(f"{what} agree within {bound or 'exactly'} (largest gap {gap:.3g})", holds)
+        return self.claim(f"{what} agree within {bound or 'exactly'}", holds, f"largest gap {gap:.3g}")
 
     # -- figures -------------------------------------------------------------
     @property
@@ -285,7 +286,7 @@ class Section:
                 q.name: {"value": q.value, "text": q.text, "rel_tol": q.rel_tol, "abs_tol": q.abs_tol}
                 for q in self.quotes.values()
             },
-            "claims": [{"statement": c.statement, "holds": c.holds} for c in self.claims],
+            "claims": [{"statement": c.statement, "holds": c.holds, "detail": c.detail} for c in self.claims],
             "figures": list(self.figures),
         }
 
@@ -295,17 +296,21 @@ class Section:
         return self.numbers_path
 
     def failed_claims(self) -> list[str]:
-        return [c.statement for c in self.claims if not c.holds]
+        return [c.statement + (f" ({c.detail})" if c.detail else "") for c in self.claims if not c.holds]
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """Write via a temp file in the same folder + rename: never half-written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        "w", dir=path.parent, suffix=path.suffix + ".tmp", delete=False, encoding="utf-8"
+    ) as tmp:
+        tmp.write(text)
+    os.replace(tmp.name, path)
 
 
 def write_json_atomically(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", dir=path.parent, suffix=".json.tmp", delete=False, encoding="utf-8"
-    ) as tmp:
-        json.dump(data, tmp, indent=1, ensure_ascii=False)
-        tmp.write("\n")
-    os.replace(tmp.name, path)
+    write_text_atomically(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
 # ---------------------------------------------------------------------------
@@ -331,10 +336,16 @@ def import_torch():
 # Running a section: in-process (tests, seed report) or from the command line.
 
 
-def section_module(page_package: str, section: str):
-    """Import ``docs/diagrams/<page_package>/<section>.py`` as a module."""
+def page_config(page_package: str):
+    """The page package ``docs/diagrams/<page_package>/__init__.py`` (PAGE, ...)."""
     if str(DIAGRAMS_DIR) not in sys.path:
         sys.path.insert(0, str(DIAGRAMS_DIR))
+    return importlib.import_module(page_package)
+
+
+def section_module(page_package: str, section: str):
+    """Import ``docs/diagrams/<page_package>/<section>.py`` as a module."""
+    page_config(page_package)
     return importlib.import_module(f"{page_package}.{section}")
 
 
@@ -354,8 +365,8 @@ def run_section(
     every failed claim unless ``raise_on_failed_claims`` is off (seed report).
     A section whose claims fail writes no numbers file.
     """
-    page = importlib.import_module(module.__name__.rpartition(".")[0]).PAGE
-    name = module.__name__.rpartition(".")[2]
+    package, _, name = module.__name__.rpartition(".")
+    page = page_config(package).PAGE
     section = Section(page=page, name=name, seed_offset=seed_offset, out_dir=out_dir, echo=echo)
     results = module.compute(section)
     failed = section.failed_claims()

@@ -1,0 +1,122 @@
+"""`make seeds`: rerun every section at seed offsets 0..K and report, per quote,
+how much it moves and, per claim, whether it held at every seed.
+
+Sections run in forked workers (no figures, nothing written to figures/
+except the report). The report is a Markdown file per page,
+figures/<page>/seed-report.md: for each section a table of quotes (seed-0
+text, mean ± sd over the seeds, each seed's text; quotes identical at every
+seed are marked "exact") and a table of claims with their result per seed.
+Exit status 1 if any claim fails or any section errors at any seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+from run_sections import all_sections, run_many
+from section_kit import FIGURES_DIR, page_config, write_text_atomically
+
+
+def element_rows(records: list[dict]) -> list[tuple[str, str, list[float], list[str]]]:
+    """(name, seed-0 text, values per seed, texts per seed) for every element."""
+    rows = []
+    for name, first in records[0]["quotes"].items():
+        quotes = [r["quotes"].get(name) for r in records]
+        if any(q is None for q in quotes):
+            rows.append((name, "missing at some seed", [], []))
+            continue
+        if isinstance(first["text"], list):
+            for i in range(len(first["text"])):
+                rows.append((f"{name}[{i}]", first["text"][i],
+                             [q["value"][i] for q in quotes], [q["text"][i] for q in quotes]))
+        else:
+            rows.append((name, first["text"], [q["value"] for q in quotes], [q["text"] for q in quotes]))
+    return rows
+
+
+def spread_cell(values: list[float]) -> str:
+    if not values:
+        return ""
+    if all(v == values[0] for v in values):
+        return "exact (same at every seed)"
+    mean = statistics.fmean(values)
+    sd = statistics.pstdev(values)
+    relative = f", {sd / abs(mean):.1%} of the mean" if mean else ""
+    return f"{mean:.4g} ± {sd:.2g}{relative}"
+
+
+def section_report(name: str, offsets: list[int], results: list[dict]) -> tuple[list[str], int]:
+    """Markdown lines for one section, and its number of failures."""
+    lines = [f"## {name}", ""]
+    errors = [(off, r["error"]) for off, r in zip(offsets, results) if r["error"] and r["record"] is None]
+    if errors:
+        for off, error in errors:
+            lines.append(f"- **ERROR at seed offset {off}**: `{error.strip().splitlines()[-1]}`")
+        return lines + [""], len(errors)
+    records = [r["record"] for r in results]
+    header = " | ".join(f"offset {off}" for off in offsets)
+    lines += ["| claim | " + header + " |", "|---|" + "---|" * len(offsets)]
+    failures = 0
+    claims = records[0]["claims"]
+    for i, claim in enumerate(claims):
+        cells = []
+        for record in records:
+            other = record["claims"][i] if i < len(record["claims"]) else None
+            if other is None or other["statement"] != claim["statement"]:
+                cells.append("**differs**")
+                failures += 1
+            elif other["holds"]:
+                cells.append("holds")
+            else:
+                cells.append("**FAILS**" + (f" ({other['detail']})" if other.get("detail") else ""))
+                failures += 1
+        lines.append(f"| {claim['statement']} | " + " | ".join(cells) + " |")
+    lines += ["", "| quote | seed 0 | mean ± sd | " + header + " |", "|---|---|---|" + "---|" * len(offsets)]
+    for name, text, values, texts in element_rows(records):
+        lines.append(f"| {name} | {text} | {spread_cell(values)} | " + " | ".join(texts) + " |")
+    return lines + [""], failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    parser.add_argument("--offsets", type=int, default=2, help="rerun at offsets 0..K (default 2)")
+    parser.add_argument("-j", "--jobs", type=int, default=None, help="workers (default: one per core)")
+    args = parser.parse_args(argv)
+    if args.offsets < 1:
+        parser.error("--offsets must be at least 1")
+    offsets = list(range(args.offsets + 1))
+    scripts = all_sections()
+    jobs = [(script, off, False, None, False) for script in scripts for off in offsets]
+    results = run_many(jobs, args.jobs)
+
+    status = 0
+    for package in sorted({s.package for s in scripts}):
+        page = page_config(package).PAGE
+        body, summary = [], []
+        for i, script in enumerate(scripts):
+            if script.package != package:
+                continue
+            section_results = results[i * len(offsets):(i + 1) * len(offsets)]
+            lines, failures = section_report(script.name, offsets, section_results)
+            body += lines
+            n_claims = len(section_results[0]["record"]["claims"]) if section_results[0]["record"] else 0
+            verdict = f"{failures} failure(s)" if failures else f"all {n_claims} claims hold at every seed"
+            summary.append(f"- {script.name}: {verdict}")
+            if failures:
+                status = 1
+        report = [f"# Seed report: {page}", "",
+                  f"Every section rerun at seed offsets {', '.join(map(str, offsets))} "
+                  "(`make seeds`). \"exact\" marks a quote that does not depend on the seed.", "",
+                  *summary, "", *body]
+        path = FIGURES_DIR / page / "seed-report.md"
+        write_text_atomically(path, "\n".join(report).rstrip() + "\n")
+        print(f"{path.relative_to(FIGURES_DIR.parent)}:")
+        print("\n".join(summary))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
