@@ -58,6 +58,11 @@ test: $(VENV_STAMP)
 golden: figures
 	$(PY) tests/write_golden.py
 
+# -E reads every page afresh, so a broken anchor fails every build, not just the first.
+docs: figures
+	$(PY) -m sphinx -E -W --keep-going -q -b html docs build/site
+	@echo "open build/site/index.html"
+
 seeds: $(VENV_STAMP)
 	$(PY) docs/diagrams/seed_report.py
 

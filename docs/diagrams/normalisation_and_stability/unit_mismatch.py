@@ -1,0 +1,467 @@
+"""Section 1, "Why input scales matter": a linear model on reach (mm) and lift
+height (m), trained by gradient descent in raw units and after standardising.
+
+Draws 200 reaching moves from rng(31), builds the curvature matrix
+H = (2/n)·XᵀX of the squared-error loss for both problems, decomposes it
+(numpy's symmetric eigen-solver) and uses the closed form of gradient descent
+at lr = 1/λ_max: the excess loss after t steps, the weight path, the exact
+integer number of steps to an excess below 0.001 (bisection on the monotone
+closed form, checked at t and t − 1, never by looping millions of steps) and
+the steps until the standardised weights settle within 1%. A real 2,000-step
+gradient-descent loop on the raw problem checks the closed form, and a real
+loop on the standardised problem checks its step count. Draws four figures:
+feature ranges, excess loss against step, weight paths and the largest safe
+learning rate.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the shared module importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+
+from section_kit import PALETTE, main, new_figure
+
+SEED = 31
+N_EXAMPLES = 200
+REACH_RANGE = (220.0, 640.0)  # mm
+HEIGHT_RANGE = (0.08, 0.62)  # m
+NOISE_SPREAD = 0.05
+TRUE_WEIGHTS = (0.004, 1.9, 0.35)  # reach, height, intercept
+TARGET_EXCESS = 0.001
+LOOP_STEPS = 2_000
+AGREE_TOL = 1e-6  # loop and closed form must agree to this (absolute, on the excess)
+MOVE = 0.01  # size of the probe move along an eigenvector
+FRACTION_STEPS = (100_000, 1_000_000)  # where the raw height weight is read off
+WEIGHT_TOL = 0.01  # "within 1% of the best value"
+STEP_RATIO_FLOOR = 1e6  # claim: raw needs over a million times more steps
+STD_CURVATURE_CEILING = 2.0  # claim: standardised curvature ratio below 2
+REACH, HEIGHT, INTERCEPT = 0, 1, 2
+
+
+@dataclass
+class Problem:
+    """One least-squares problem and the closed form of gradient descent on it."""
+
+    X: np.ndarray
+    y: np.ndarray
+
+    def __post_init__(self):
+        n = len(self.y)
+        self.H = (2.0 / n) * self.X.T @ self.X
+        self.lam, self.V = np.linalg.eigh(self.H)  # ascending eigenvalues
+        self.w_best = np.linalg.lstsq(self.X, self.y, rcond=None)[0]
+        self.best_loss = self.loss(self.w_best)
+        self.lr = 1.0 / self.lam[-1]  # half the largest stable rate 2/λ_max
+        self.rate = 1.0 - self.lr * self.lam  # per-step factor on each eigen-component
+        self.e0 = self.V.T @ (np.zeros(3) - self.w_best)
+
+    def loss(self, w: np.ndarray) -> float:
+        return float(np.mean((self.X @ w - self.y) ** 2))
+
+    def gradient(self, w: np.ndarray) -> np.ndarray:
+        return (2.0 / len(self.y)) * self.X.T @ (self.X @ w - self.y)
+
+    def excess(self, t) -> np.ndarray:
+        """excess(t) = ½ Σ_i λ_i e0_i² (1 − lr·λ_i)^(2t), for integer t (array)."""
+        t = np.asarray(t, dtype=float)
+        powers = self.rate[:, None] ** (2.0 * t.ravel()[None, :])
+        return (0.5 * (self.lam * self.e0**2) @ powers).reshape(t.shape)
+
+    def weights(self, t) -> np.ndarray:
+        """w(t) = w* + V·(e0 ⊙ (1 − lr·λ)^t); one row per step in t."""
+        t = np.asarray(t, dtype=float).ravel()
+        return self.w_best + (self.e0 * self.rate ** t[:, None]) @ self.V.T
+
+    def steps_to(self, target: float) -> int:
+        """Smallest integer t with excess(t) < target, by bisection on the
+        monotone closed form (every |1 − lr·λ_i| ≤ 1), then verified at t, t − 1."""
+        low, high = 0, 1  # excess(low) >= target > excess(high) once high is found
+        if float(self.excess(low)) < target:
+            return 0
+        while float(self.excess(high)) >= target:
+            low, high = high, high * 2
+            if high > 2**62:
+                raise ValueError("excess never falls below the target")
+        while high - low > 1:
+            mid = (low + high) // 2
+            if float(self.excess(mid)) < target:
+                high = mid
+            else:
+                low = mid
+        return high
+
+    def steps_until_settled(self, index: list[int], tol: float, cap: int = 100_000) -> int:
+        """Smallest t from which every listed weight stays within tol (relative)
+        of its best value. The bound Σ_j |V_ij e0_j| |rate_j|^t never rises, so
+        once it is under tol the weights stay put; below that, check exactly."""
+        limit = tol * np.abs(self.w_best[index])
+        scale = np.abs(self.V[index, :] * self.e0)  # (weights, modes)
+        t_bound = 0
+        while np.any(scale @ np.abs(self.rate) ** t_bound >= limit):
+            t_bound += 1
+            if t_bound > cap:
+                raise ValueError("weights do not settle within the cap")
+        steps = np.arange(t_bound + 1)
+        outside = np.any(np.abs(self.weights(steps)[:, index] - self.w_best[index]) >= limit, axis=1)
+        return int(steps[outside][-1] + 1) if outside.any() else 0
+
+
+def descend(problem: Problem, steps: int) -> np.ndarray:
+    """Plain gradient descent from w = 0 for a fixed number of steps."""
+    w = np.zeros(3)
+    for _ in range(steps):
+        w = w - problem.lr * problem.gradient(w)
+    return w
+
+
+def descend_to(problem: Problem, target: float, cap: int = 1_000) -> int:
+    """Real gradient descent until the excess loss is below target; the step count."""
+    w = np.zeros(3)
+    for step in range(cap + 1):
+        if problem.loss(w) - problem.best_loss < target:
+            return step
+        w = w - problem.lr * problem.gradient(w)
+    raise ValueError("the loop did not reach the target within the cap")
+
+
+def make_data(section):
+    rng = section.rng(SEED)
+    reach = rng.uniform(*REACH_RANGE, size=N_EXAMPLES)
+    height = rng.uniform(*HEIGHT_RANGE, size=N_EXAMPLES)
+    noise = rng.normal(0.0, NOISE_SPREAD, size=N_EXAMPLES)
+    a, b, c = TRUE_WEIGHTS
+    y = a * reach + b * height + c + noise
+    return reach, height, y
+
+
+def compute(section):
+    q = section.quote
+    reach, height, y = make_data(section)
+    q("n_examples", N_EXAMPLES, "d")
+    q("seed", SEED, "d")
+    q("reach_range", REACH_RANGE, ".0f")
+    q("height_range", HEIGHT_RANGE, ".2f")
+    q("noise_spread", NOISE_SPREAD, ".2f")
+    q("true_weights", TRUE_WEIGHTS, lambda v: f"{v:g}")
+
+    # Feature ranges, raw and standardised with the training average and spread.
+    mean = np.array([reach.mean(), height.mean()])
+    spread = np.array([reach.std(), height.std()])
+    std_reach = (reach - mean[0]) / spread[0]
+    std_height = (height - mean[1]) / spread[1]
+    q("reach_stats", [reach.min(), reach.max(), reach.std()], ".1f")  # mm
+    q("height_stats", [height.min(), height.max(), height.std()], ".4f")  # m
+    q("std_reach_stats", [std_reach.min(), std_reach.max(), std_reach.std()], ".2f")
+    q("std_height_stats", [std_height.min(), std_height.max(), std_height.std()], ".2f")
+    q("mean_ratio", mean[0] / mean[1], ",.0f")
+    section.agree("standardised features have average 0 and spread 1",
+                  [std_reach.mean(), std_height.mean(), std_reach.std(), std_height.std()],
+                  [0, 0, 1, 1], atol=1e-12)
+
+    ones = np.ones(N_EXAMPLES)
+    raw = Problem(np.column_stack([reach, height, ones]), y)
+    std = Problem(np.column_stack([std_reach, std_height, ones]), y)
+
+    # Both problems fit the same column space: same best loss, same start.
+    section.agree("raw and standardised best losses", raw.best_loss, std.best_loss, rtol=1e-9)
+    section.agree("raw and standardised excess at the start", raw.excess(0), std.excess(0), rtol=1e-9)
+    q("excess_start", float(raw.excess(0)), ".2f")
+    # The raw excess after the first step and after the first fraction step.
+    q("raw_excess_at", raw.excess([1, FRACTION_STEPS[0]]), ".4f")
+    q("best_loss", raw.best_loss, ".4f")
+
+    # The first gradient at w = 0.
+    g0 = raw.gradient(np.zeros(3))
+    q("grad_reach", g0[REACH], ",.0f")
+    q("grad_height", g0[HEIGHT], ".2f")
+    q("grad_ratio", g0[REACH] / g0[HEIGHT], ",.0f")
+    section.claim("the first gradient on the reach weight is over a thousand times "
+                  "the one on the height weight", abs(g0[REACH]) > 1000 * abs(g0[HEIGHT]))
+
+    # Curvature.
+    q("lambda_raw", [raw.lam[-1], raw.lam[0]], lambda v: f"{v:,.0f}" if v > 1 else f"{v:.4f}")
+    curv_raw = raw.lam[-1] / raw.lam[0]
+    curv_std = std.lam[-1] / std.lam[0]
+    q("curvature_ratio_raw", curv_raw, ",.0f")
+    q("curvature_ratio_std", curv_std, ".2f")
+    section.claim("the standardised curvature ratio is below 2", curv_std < STD_CURVATURE_CEILING)
+    steep, flat = raw.V[:, -1], raw.V[:, 0]
+    section.claim("the steepest raw direction is almost pure reach weight", abs(steep[REACH]) > 0.999)
+    section.claim("the flattest raw direction is mostly height weight and intercept",
+                  abs(flat[REACH]) < 0.001 and abs(flat[HEIGHT]) > 0.5 and abs(flat[INTERCEPT]) > 0.1)
+    q("move", MOVE, ".2f")
+    rise = 0.5 * np.array([raw.lam[-1], raw.lam[0]]) * MOVE**2
+    section.agree("loss rise ½·λ·0.01² and the loss measured after the move",
+                  rise, [raw.loss(raw.w_best + MOVE * v) - raw.best_loss for v in (steep, flat)],
+                  rtol=1e-6)
+    q("rise_steep", rise[0], ".1f")
+    q("rise_flat", rise[1], ".1e")
+    # After standardising, the intercept decouples (eigenvalue 2) and the two
+    # feature directions have eigenvalues 2(1 ± ρ), ρ the feature correlation.
+    rho = float(np.corrcoef(reach, height)[0, 1])
+    q("correlation", rho, ".3f")
+    section.claim("after standardising, the intercept is an eigenvector on its own",
+                  abs(abs(std.V[INTERCEPT, 1]) - 1) < 1e-12)
+    section.agree("standardised eigenvalues and 2(1 − |ρ|), 2, 2(1 + |ρ|)", std.lam,
+                  [2 * (1 - abs(rho)), 2.0, 2 * (1 + abs(rho))], atol=1e-12)
+
+    # Learning rates: stable below 2/λ_max; we use half of it.
+    stable = np.array([2 / raw.lam[-1], 2 / std.lam[-1]])
+    q("stable_lr_raw", stable[0], ".2e")
+    q("stable_lr_std", stable[1], ".3f")
+    q("stable_lr_ratio", stable[1] / stable[0], ",.0f")
+    q("lr_raw", raw.lr, ".2e")
+    q("lr_std", std.lr, ".3f")
+    section.claim("at lr = 1/λ_max the error along the steepest direction is gone after one step",
+                  abs(raw.rate[-1]) < 1e-12 and abs(std.rate[-1]) < 1e-12)
+    section.agree("the flattest raw direction's per-step factor and 1 − 1/curvature ratio",
+                  raw.rate[0], 1 - 1 / curv_raw, atol=1e-15)
+
+    # Steps to the target, from the closed form, verified at t and t − 1.
+    q("target_excess", TARGET_EXCESS, ".3f")
+    steps = {}
+    for label, problem in (("raw", raw), ("std", std)):
+        t = problem.steps_to(TARGET_EXCESS)
+        section.claim(f"{label}: the excess is below the target at the step count, not one step before",
+                      problem.excess(t) < TARGET_EXCESS <= problem.excess(t - 1))
+        steps[label] = t
+    q("steps_raw", steps["raw"], ",d")
+    q("steps_std", steps["std"], ",d")
+    q("steps_ratio", steps["raw"] / steps["std"], ",.0f")
+    section.claim("raw needs tens of millions of steps", steps["raw"] >= 10_000_000)
+    section.claim("raw needs over a million times more steps than standardised",
+                  steps["raw"] > STEP_RATIO_FLOOR * steps["std"])
+    # An independent route to the raw excess at t and t − 1: powers of the
+    # update matrix (I − lr·H) by repeated squaring, no eigen-decomposition.
+    update = np.eye(3) - raw.lr * raw.H
+    by_power = []
+    for t in (steps["raw"] - 1, steps["raw"]):
+        e = np.linalg.matrix_power(update, t) @ -raw.w_best
+        by_power.append(0.5 * e @ raw.H @ e)
+    section.agree("eigen closed form and matrix powers of the raw excess near the step count",
+                  raw.excess([steps["raw"] - 1, steps["raw"]]), by_power, rtol=1e-6)
+    section.claim("a real loop on the standardised problem needs the same number of steps",
+                  descend_to(std, TARGET_EXCESS) == steps["std"])
+
+    # The real loop on the raw problem against the closed form.
+    q("loop_steps", LOOP_STEPS, ",d")
+    w_loop = descend(raw, LOOP_STEPS)
+    loop_excess = raw.loss(w_loop) - raw.best_loss
+    closed_excess = float(raw.excess(LOOP_STEPS))
+    q("loop_excess", loop_excess, ".6f")
+    q("closed_excess", closed_excess, ".6f")
+    q("agree_tol", AGREE_TOL, ".0e")
+    section.agree("loop and closed-form excess after 2,000 raw steps", loop_excess, closed_excess,
+                  atol=AGREE_TOL)
+    section.agree("loop and closed-form weights after 2,000 raw steps", w_loop,
+                  raw.weights([LOOP_STEPS])[0], rtol=1e-9)
+
+    # Weight paths.
+    q("fraction_steps", FRACTION_STEPS, ",d")
+    fractions = raw.weights(FRACTION_STEPS)[:, HEIGHT] / raw.w_best[HEIGHT]
+    q("height_fraction", fractions, ".1%")
+    section.claim("the raw height weight is under a fifth of its best value after a million steps",
+                  fractions[-1] < 0.2)
+    q("weight_tol", WEIGHT_TOL, ".0%")
+    settled = std.steps_until_settled([REACH, HEIGHT], WEIGHT_TOL)
+    q("std_settled_steps", settled, ",d")
+
+    # Output scale: a target in units a thousand times smaller leaves the
+    # curvature (built from the inputs alone) unchanged but multiplies the
+    # first gradient by a thousand and the starting excess by a million.
+    scaled = Problem(raw.X, 1000.0 * y)
+    section.agree("curvature with the target scaled by a thousand", scaled.H, raw.H, rtol=0)
+    section.agree("first gradient with the target scaled by a thousand, divided by a thousand",
+                  scaled.gradient(np.zeros(3)) / 1000.0, g0, rtol=1e-12)
+    section.agree("starting excess with the target scaled by a thousand, divided by a million",
+                  scaled.excess(0) / 1e6, raw.excess(0), rtol=1e-9)
+
+    # Grids for the figures (closed form along a log step axis).
+    t_end = 10.0 ** np.ceil(np.log10(steps["raw"]) + 0.3)  # a decade or so past the step count
+    t_log = np.unique(np.round(np.geomspace(1, t_end, 700)))
+    raw_path = raw.weights(t_log) / raw.w_best
+    first = raw.weights([1])[0] / raw.w_best
+    q("reach_after_first", first[REACH], ".2f")
+    section.claim("after the first raw step the reach weight overshoots its best value",
+                  first[REACH] > 1.2)
+    section.claim("the raw reach weight is at its largest after the first step",
+                  np.all(raw_path[:, REACH] <= first[REACH] * (1 + 1e-12)))
+    section.claim("after the first raw step the height weight and intercept are below 0.1% "
+                  "of their best values", np.all(np.abs(first[[HEIGHT, INTERCEPT]]) < 0.001))
+    section.claim("the raw weights settle by the end of the plotted steps",
+                  np.all(np.abs(raw_path[-1, :2] - 1) < WEIGHT_TOL))
+    t_std = np.arange(0, max(2 * settled, settled + 4) + 1)
+    std_path = std.weights(t_std) / std.w_best
+    t_std_excess = np.arange(1, steps["std"] + 4)
+    return {
+        "reach": reach, "height": height, "std_reach": std_reach, "std_height": std_height,
+        "t_log": t_log, "raw_excess": raw.excess(t_log), "raw_path": raw_path,
+        "t_std_excess": t_std_excess, "std_excess": std.excess(t_std_excess),
+        "t_std": t_std, "std_path": std_path, "steps": steps, "settled": settled,
+        "stable": stable,
+    }
+
+
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def plain_log_axis(axis, every: int = 1) -> None:
+    """Decade ticks labelled 10ⁿ in plain Unicode (every ``every``-th decade),
+    no minor ticks: matplotlib's look without its slow mathtext layout."""
+    axis.set_major_locator(LogLocator(base=10, numticks=30))
+    axis.set_major_formatter(FuncFormatter(
+        lambda v, _: "" if round(np.log10(v)) % every else "10" + str(round(np.log10(v))).translate(SUPERSCRIPT)))
+    axis.set_minor_locator(NullLocator())  # minor ticks cost more time than they help
+
+
+def padded_log_limits(values, pad_decades=0.25):
+    """Log-axis limits that contain every value, with a little room."""
+    values = np.asarray(values, dtype=float)
+    low, high = np.log10(values.min()), np.log10(values.max())
+    return 10 ** (low - pad_decades), 10 ** (high + pad_decades)
+
+
+def padded_limits(values, pad=0.06):
+    values = np.asarray(values, dtype=float)
+    low, high = values.min(), values.max()
+    span = high - low
+    return low - pad * span, high + pad * span
+
+
+def draw(section, results):
+    t = section.text
+    texts = section.texts
+    blue, orange, grey = PALETTE["blue"], PALETTE["orange"], PALETTE["grey"]
+
+    # Feature ranges, raw and standardised.
+    fig = new_figure(8.4, 3.0)
+    axes = fig.subplots(1, 2)
+    panels = (
+        ("raw units", (results["reach"], results["height"]),
+         ("reach_stats", "height_stats"), (" mm", " m")),
+        ("standardised (training average and spread)", (results["std_reach"], results["std_height"]),
+         ("std_reach_stats", "std_height_stats"), ("", "")),
+    )
+    for ax, (title, columns, stat_names, units) in zip(axes, panels):
+        for row, (values, name, unit, colour) in enumerate(zip(columns, stat_names, units,
+                                                               (blue, orange))):
+            y = 1 - row
+            # One tick per value, drawn as a single NaN-separated path (fast SVG).
+            ticks_x = np.column_stack([values, values, np.full_like(values, np.nan)]).ravel()
+            ticks_y = np.tile([y - 0.09, y + 0.09, np.nan], len(values))
+            ax.plot(ticks_x, ticks_y, color=colour, linewidth=1.0, alpha=0.7)
+            ax.plot([values.min(), values.max()], [y - 0.2, y - 0.2], color=colour, linewidth=3)
+            lo, hi, sd = texts(name)
+            ax.text(values.min(), y + 0.2, f"min {lo}{unit}, max {hi}{unit}\nspread {sd}{unit}",
+                    ha="left", va="bottom", fontsize=8.5, color=colour)
+        everything = np.concatenate(columns)
+        ax.set_xlim(*padded_limits(np.append(everything, 0.0), pad=0.05))
+        ax.set_ylim(-0.5, 1.85)
+        ax.set_yticks([1, 0], ["reach", "height"])
+        ax.set_title(title, fontsize=10, loc="left")
+        ax.spines["left"].set_visible(False)
+        ax.tick_params(axis="y", length=0)
+    axes[0].set_xlabel("value as recorded (reach in mm, height in m)")
+    axes[1].set_xlabel("standardised value (spreads from the average)")
+    fig.suptitle(f"Reach numbers are on average {t('mean_ratio')} times height numbers; "
+                 f"standardised, both spread {t('std_reach_stats', 2)}",
+                 x=0.01, ha="left", fontsize=11, fontweight="bold")
+    section.save_figure(fig, "feature_ranges")
+
+    # Excess loss against step, log-log.
+    steps = results["steps"]
+    fig = new_figure(8.4, 3.6)
+    ax = fig.add_subplot()
+    ax.plot(results["t_log"], results["raw_excess"], color=blue, label="raw units")
+    ax.plot(results["t_std_excess"], results["std_excess"], "o-", color=orange, markersize=4,
+            label="standardised")
+    ax.axhline(TARGET_EXCESS, color=grey, linestyle="--", linewidth=1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    plain_log_axis(ax.xaxis)
+    plain_log_axis(ax.yaxis, every=2)
+    all_excess = np.concatenate([results["raw_excess"], results["std_excess"]])
+    ax.set_ylim(*padded_log_limits(all_excess, 0.4))
+    ax.set_xlim(0.7, results["t_log"][-1] * 1.5)
+    ax.text(np.sqrt(steps["std"] * steps["raw"]), TARGET_EXCESS * 1.3,
+            f"target excess {t('target_excess')}", ha="center", va="bottom", fontsize=9, color=grey)
+    for label, colour, name, text_x in (("std", orange, "steps_std", 1.15), ("raw", blue, "steps_raw", 0.87)):
+        ax.axvline(steps[label], color=colour, linestyle=":", linewidth=1.2)
+        ax.text(steps[label] * text_x, ax.get_ylim()[0] * 3, f"{t(name)} steps",
+                ha="left" if text_x > 1 else "right", va="bottom", fontsize=9, color=colour)
+    ax.set_xlabel("gradient-descent step (log scale)")
+    ax.set_ylabel("excess loss above the best (log scale)")
+    ax.legend(loc="lower left", bbox_to_anchor=(0.2, 0.25))
+    ax.set_title(f"Raw units need {t('steps_ratio')} times as many steps to reach the "
+                 f"{t('target_excess')} target", loc="left")
+    section.save_figure(fig, "excess_loss")
+
+    # Weight paths as a fraction of the best value.
+    fig = new_figure(8.4, 3.4)
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
+    raw_path = results["raw_path"]
+    left.plot(results["t_log"], raw_path[:, REACH], color=blue, label="reach weight")
+    left.plot(results["t_log"], raw_path[:, HEIGHT], color=orange, label="height weight")
+    left.axhline(1.0, color=grey, linewidth=0.8, linestyle="--")
+    left.set_xscale("log")
+    plain_log_axis(left.xaxis)
+    left.set_xlim(results["t_log"][0] * 0.8, results["t_log"][-1] * 1.25)
+    left.set_ylim(*padded_limits(raw_path[:, :2], 0.05))
+    for i, step in enumerate(FRACTION_STEPS):
+        value = raw_path[np.searchsorted(results["t_log"], step), HEIGHT]
+        left.plot([step], [value], "o", color=orange, markersize=5, zorder=4)
+        left.annotate(f"{t('height_fraction', i)} after {t('fraction_steps', i)} steps",
+                      (step, value), xytext=(-6, 9), textcoords="offset points",
+                      ha="right", va="bottom", fontsize=8.5, color=orange)
+    left.set_xlabel("step (log scale)")
+    left.set_ylabel("weight ÷ its best value")
+    left.set_title("raw units: log step axis", fontsize=10, loc="left")
+    left.legend(loc="center left")
+    std_path = results["std_path"]
+    band = (1 - WEIGHT_TOL, 1 + WEIGHT_TOL)
+    right.axhspan(*band, color="#DCE6F0", zorder=0)
+    right.plot(results["t_std"], std_path[:, REACH], "o-", color=blue, markersize=4)
+    right.plot(results["t_std"], std_path[:, HEIGHT], "o-", color=orange, markersize=4)
+    right.axvline(results["settled"], color=grey, linestyle=":", linewidth=1.2)
+    right.set_ylim(*padded_limits(np.concatenate([std_path[:, :2].ravel(), band]), 0.05))
+    right.set_xlim(*padded_limits(results["t_std"], 0.04))
+    right.text(results["settled"] + 0.15, 0.5 * (right.get_ylim()[0] + 1),
+               f"within {t('weight_tol')}\nafter {t('std_settled_steps')} steps",
+               ha="left", va="center", fontsize=9, color=grey)
+    right.set_xlabel("step")
+    right.set_title("standardised: linear step axis", fontsize=10, loc="left")
+    fig.suptitle(f"Height weight: {t('height_fraction', 1)} of its best after {t('fraction_steps', 1)} "
+                 f"raw steps; standardised, settled in {t('std_settled_steps')} steps",
+                 x=0.01, ha="left", fontsize=11, fontweight="bold")
+    section.save_figure(fig, "weight_paths")
+
+    # Largest safe learning rate, log scale, curvature ratio on each bar.
+    fig = new_figure(8.4, 3.2)
+    ax = fig.add_subplot()
+    stable = results["stable"]
+    low, high = padded_log_limits(stable, 1.0)
+    ax.set_yscale("log")
+    plain_log_axis(ax.yaxis)
+    ax.set_ylim(low, high)
+    names = ("raw units", "standardised")
+    ax.bar(names, stable - low, bottom=low, color=[blue, orange], width=0.5)
+    for i, (value, rate_name, curv_name) in enumerate(zip(
+            stable, ("stable_lr_raw", "stable_lr_std"), ("curvature_ratio_raw", "curvature_ratio_std"))):
+        ax.text(i, value * 1.4, t(rate_name), ha="center", va="bottom", fontsize=10)
+        ax.text(i, np.sqrt(low * value), f"curvature ratio\n{t(curv_name)}", ha="center",
+                va="center", fontsize=9.5, color="white", fontweight="bold")
+    ax.set_ylabel("largest stable learning rate\n" r"(two over $\lambda_{max}$, log scale)")
+    ax.set_title(f"Standardising raises the largest stable learning rate {t('stable_lr_ratio')}-fold",
+                 loc="left")
+    section.save_figure(fig, "safe_learning_rate")
+
+
+if __name__ == "__main__":
+    main(__name__)
