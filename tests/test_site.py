@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -54,8 +55,8 @@ WINDOW_WIDTH = 1400  # wide enough for furo to show the "on this page" sidebar
 
 
 def sphinx_build(srcdir: Path, outdir: Path) -> subprocess.CompletedProcess:
-    """Run the `make docs` build: `python -m sphinx -W --keep-going -b html SRC OUT`."""
-    cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+    """Run the `make docs` build: `python -m sphinx -E -W --keep-going -b html SRC OUT`."""
+    cmd = [sys.executable, "-m", "sphinx", "-E", "-W", "--keep-going", "-q", "-b", "html",
            str(srcdir), str(outdir)]
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120)
 
@@ -201,7 +202,9 @@ def test_page_loads_every_image_at_page_width(page):
         """)
     figures = [im for im in images if im["figure"]]
     source = (DOCS / f"{PAGE}.md").read_text(encoding="utf-8")
-    assert len(figures) == source.count(f"](../figures/{PAGE}/"), images
+    embedded = re.findall(rf"!\[[^\]]*\]\(\.\./figures/{re.escape(PAGE)}/", source)
+    assert len(figures) == len(embedded), (
+        f"the page embeds {len(embedded)} figures but the browser shows {len(figures)}")
     broken = [im["src"] for im in images if not (im["complete"] and im["natural"] > 0)]
     assert not broken, f"images that did not load: {broken}"
     narrow = [f'{im["src"]} ({im["shown"]:.0f}px of {im["text"]:.0f}px)'
