@@ -180,3 +180,16 @@ def test_command_line_exit_codes(tmp_path):
 ])
 def test_number_extraction(text, expected):
     assert [m.group() for m in numbers_in(text)] == expected
+
+
+def test_non_numeric_quote_drawn_in_a_figure_counts_as_used(tmp_path):
+    quotes = dict(QUOTES, held={"value": float("inf"), "text": "inf", "rel_tol": 1e-9, "abs_tol": 0.0})
+    config, page, paths = make_page(tmp_path, "# Demo\n\n## 1. Scales\n\n" + ALL_USED, quotes=quotes)
+    record = json.loads((paths["numbers_dir"] / "demo.json").read_text())
+    assert [f.message for f in run_check(config, **paths).findings] == [
+        "demo.held (inf) is used nowhere: not in the prose of section 1, its figures or a code block; "
+        "quote it or stop registering it"]
+    (tmp_path / "figures" / "held.svg").write_text("<svg><!-- float16 holds inf --></svg>")
+    record["figures"] = ["held.svg"]
+    (paths["numbers_dir"] / "demo.json").write_text(json.dumps(record))
+    assert run_check(config, **paths).ok

@@ -355,30 +355,38 @@ def check_page(
     figure_dir = numbers_dir.parent
     for script in sorted(scripts):
         record = load_json(numbers_dir / f"{script}.json", f"the numbers of {script}", "run `make figures` first")
-        in_figures = figure_numbers(figure_dir, record.get("figures", []))
+        drawn = figure_strings(figure_dir, record.get("figures", []))
+        in_figures = {normalise(m.group()) for string in drawn for m in numbers_in(string)}
         sections_using = [n for n in page.sections if script in config.SECTION_SCRIPTS[n]]
         in_prose = set().union(*(used_texts[n] for n in sections_using)) if sections_using else set()
         for name, text in quote_texts(record["quotes"]):
-            if text not in in_prose and text not in in_figures and text not in page.code_numbers:
-                report.findings.append(Finding(
-                    None,
-                    f"{script}.{name} ({text}) is used nowhere: not in the prose of section "
-                    f"{', '.join(map(str, sections_using))}, its figures or a code block; "
-                    f"quote it or stop registering it",
-                ))
+            if text in in_prose or text in in_figures or text in page.code_numbers:
+                continue
+            if not is_number(text) and any(text in string for string in drawn):
+                continue  # a non-numeric text such as "inf", drawn as it is
+            report.findings.append(Finding(
+                None,
+                f"{script}.{name} ({text}) is used nowhere: not in the prose of section "
+                f"{', '.join(map(str, sections_using))}, its figures or a code block; "
+                f"quote it or stop registering it",
+            ))
     return report
 
 
-def figure_numbers(figure_dir: Path, figures: list[str]) -> set[str]:
-    found = set()
+def is_number(text: str) -> bool:
+    return NUMBER.fullmatch(text) is not None
+
+
+def figure_strings(figure_dir: Path, figures: list[str]) -> list[str]:
+    """Every string drawn in the figures (matplotlib records each as a comment)."""
+    found = []
     for name in figures:
         path = figure_dir / name
         try:
             svg = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise PageError(f"{rel(path)}: figure listed in the numbers file is missing: run `make figures`") from None
-        for comment in SVG_COMMENT.findall(svg):
-            found.update(normalise(m.group()) for m in numbers_in(comment))
+        found += [comment.strip() for comment in SVG_COMMENT.findall(svg)]
     return found
 
 
