@@ -1,0 +1,616 @@
+"""Section 5, "Mixed precision: which numbers stay in float32": the three
+storage formats measured with torch's real dtypes, and what each loses.
+
+Reads the bit layout, reach, smallest subnormal and machine epsilon of
+float32, bfloat16 and float16 from torch (cross-checked with numpy and with
+the bit patterns themselves); adds -0.0001 to 1 four hundred times in bfloat16
+and in float32 (the master-copy experiment); converts 400,000 log-normal
+gradients (rng(42)) to float16, to float16 after a x1,024 loss scale, and to
+bfloat16, counting the values that become zero or infinite; stores a list of
+large values in both 16-bit formats; and counts the bytes per weight of an
+Adam step and the activation memory in both set-ups. Every float32 -> bfloat16
+conversion is repeated with an independent bit-level round-to-nearest-even on
+the uint32 patterns (numpy) and must agree with torch bit for bit. Draws five
+figures.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the shared module importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+from matplotlib.patches import Patch
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+from section_kit import PALETTE, draw_cell_rows, import_torch, main, new_figure
+
+# The three formats, in the order the page lists them: (quote prefix, name,
+# torch dtype attribute).
+FORMATS = (("f32", "float32", "float32"), ("bf16", "bfloat16", "bfloat16"),
+           ("f16", "float16", "float16"))
+
+MASTER_START, MASTER_STEP, MASTER_STEPS = 1.0, -0.0001, 400
+
+GRAD_SEED, GRAD_COUNT, GRAD_CENTRE, GRAD_LOG_SPREAD = 42, 400_000, 2e-7, 2.1
+LOSS_SCALE = 1024
+
+OVERFLOW_LIST = (1e2, 1e3, 1e4, 6.55e4, 1e5, 1e6, 1e10, 1e38)
+
+# The pieces of one Adam step per weight, and the format each is kept in
+# (None: not kept). All-float32 weights are their own master copy; mixed
+# precision keeps 16-bit weights and gradients, a float32 master copy and
+# float32 moments.
+PIECES = ("arithmetic copy", "master copy", "gradient", "first moment", "second moment")
+FORMATS_ALL_F32 = ("f32", None, "f32", "f32", "f32")
+FORMATS_MIXED = ("bf16", "f32", "bf16", "f32", "f32")
+
+ACT_ROWS, ACT_COLS, MB = 2048, 4096, 2**20
+
+COUNT_TO = 300  # a running count in bfloat16, to show why big sums stay in float32
+
+
+# ---------------------------------------------------------------------------
+# Number forms a format spec cannot express.
+
+
+def power_of_two(value: float) -> str:
+    """``2^-24`` for 2**-24; only for exact powers of two."""
+    exponent = math.log2(value)
+    if not float(exponent).is_integer():
+        raise ValueError(f"{value!r} is not a power of two")
+    return f"2^{int(exponent)}"
+
+
+def percent(fraction: float) -> str:
+    """A percentage with two significant digits once it is below 1%, so a
+    small non-zero count never prints as 0.00%; an exact zero prints as 0%."""
+    if fraction == 0:
+        return "0%"
+    pct = 100 * fraction
+    decimals = max(2, math.ceil(-math.log10(pct)) + 1)
+    return f"{pct:.{decimals}f}%"
+
+
+def list_value(value: float) -> str:
+    """Values of the overflow list: whole numbers with thousands separators
+    up to a million, four decimals of scientific form above, inf as inf."""
+    if math.isinf(value):
+        return "inf"
+    if value < 1e7:
+        if not float(value).is_integer():
+            raise ValueError(f"{value!r} is not a whole number")
+        return f"{int(value):,d}"
+    return f"{value:.4e}"
+
+
+def stored_value(value: float) -> str:
+    """The values as the page writes them: 65,500 but 1e+10."""
+    return f"{int(value):,d}" if value < 1e7 else f"{value:.0e}"
+
+
+# ---------------------------------------------------------------------------
+# The independent route: float32 -> bfloat16 on the bit patterns.
+
+
+def bfloat16_by_bits(values) -> np.ndarray:
+    """Round float32 values to bfloat16 with round-to-nearest-even done on
+    the uint32 bit patterns, returned as float32 (low 16 bits zero).
+
+    Adding 0x7FFF plus the lowest kept bit and dropping the low 16 bits rounds
+    to nearest with ties to even; a carry out of the mantissa moves the
+    exponent up, and out of the largest finite value it gives inf. (NaN is not
+    handled; the section converts none.)
+    """
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    keep = (bits >> np.uint32(16)) & np.uint32(1)
+    rounded = (bits + np.uint32(0x7FFF) + keep) >> np.uint32(16)
+    return (rounded << np.uint32(16)).astype(np.uint32).view(np.float32)
+
+
+def bfloat16_pattern(pattern: int) -> float:
+    """The bfloat16 number with 16-bit pattern ``pattern``."""
+    return float(np.array([pattern << 16], dtype=np.uint32).view(np.float32)[0])
+
+
+def torch_bfloat16(torch, values) -> np.ndarray:
+    """torch's float32 -> bfloat16 conversion, widened back to float32."""
+    tensor = torch.as_tensor(np.ascontiguousarray(values, dtype=np.float32))
+    return tensor.to(torch.bfloat16).to(torch.float32).numpy()
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    a32 = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    b32 = np.ascontiguousarray(b, dtype=np.float32).view(np.uint32)
+    return bool(np.array_equal(a32, b32))
+
+
+# ---------------------------------------------------------------------------
+
+
+def format_facts(section, torch) -> dict[str, dict]:
+    """Bits, bytes, reach, smallest subnormal and epsilon of each format."""
+    q = section.quote
+    facts = {}
+    for prefix, name, dtype_name in FORMATS:
+        dtype = getattr(torch, dtype_name)
+        info = torch.finfo(dtype)
+        mantissa = int(round(-math.log2(info.eps)))
+        exponent = info.bits - 1 - mantissa
+        # Smallest positive subnormal: the bit pattern 0...01.
+        int_type = torch.int32 if info.bits == 32 else torch.int16
+        subnormal = float(torch.tensor([1], dtype=int_type).view(dtype).to(torch.float64)[0])
+        one = torch.tensor(1.0, dtype=dtype)
+        above_one = float(torch.nextafter(one, torch.tensor(2.0, dtype=dtype))) - 1.0
+        byte_count = torch.tensor([], dtype=dtype).element_size()
+        section.agree(f"{name}: step above 1 by nextafter and finfo.eps", above_one, info.eps)
+        section.agree(f"{name}: smallest subnormal and eps x smallest normal",
+                      subnormal, info.eps * info.smallest_normal)
+        section.agree(f"{name}: largest finite value and (2 - eps) x 2^(2^(exponent bits - 1) - 1)",
+                      info.max, (2 - info.eps) * 2.0 ** (2 ** (exponent - 1) - 1))
+        section.agree(f"{name}: bits and 8 x bytes", info.bits, 8 * byte_count)
+        facts[prefix] = {"name": name, "sign": 1, "exponent": exponent, "mantissa": mantissa,
+                         "bytes": byte_count, "max": info.max, "subnormal": subnormal,
+                         "eps": info.eps}
+
+    # A second library: numpy knows float32 and float16.
+    for prefix, np_type in (("f32", np.float32), ("f16", np.float16)):
+        info = np.finfo(np_type)
+        fact = facts[prefix]
+        section.agree(f"numpy and torch {fact['name']} (max, eps, subnormal, mantissa bits)",
+                      [fact["max"], fact["eps"], fact["subnormal"], fact["mantissa"]],
+                      [float(info.max), float(info.eps), float(info.smallest_subnormal), info.nmant])
+    # bfloat16 straight from bit patterns: largest finite 0x7F7F, smallest
+    # subnormal 0x0001, the number after 1 (0x3F80) is 0x3F81.
+    bf = facts["bf16"]
+    section.agree("bfloat16 bit patterns and torch (max, subnormal, eps)",
+                  [bf["max"], bf["subnormal"], bf["eps"]],
+                  [bfloat16_pattern(0x7F7F), bfloat16_pattern(0x0001),
+                   bfloat16_pattern(0x3F81) - bfloat16_pattern(0x3F80)])
+
+    q("f32_total_bits", facts["f32"]["bytes"] * 8, "d")
+    q("half_total_bits", facts["bf16"]["bytes"] * 8, "d")
+    section.claim("both 16-bit formats have 16 bits", facts["bf16"]["bytes"] == facts["f16"]["bytes"] == 2)
+    max_forms = {"f32": ".3e", "bf16": ".2e", "f16": ",d"}
+    subnormal_forms = {"f32": ".0e", "bf16": ".0e", "f16": ".0e"}
+    eps_forms = {"f32": ".2e", "bf16": ".7f", "f16": ".10f"}
+    for prefix, fact in facts.items():
+        q(f"{prefix}_sign_bits", fact["sign"], "d")
+        q(f"{prefix}_exponent_bits", fact["exponent"], "d")
+        q(f"{prefix}_mantissa_bits", fact["mantissa"], "d")
+        q(f"{prefix}_bytes", fact["bytes"], "d")
+        q(f"{prefix}_max", fact["max"], max_forms[prefix])
+        q(f"{prefix}_subnormal", fact["subnormal"], subnormal_forms[prefix])
+        q(f"{prefix}_subnormal_power", fact["subnormal"], power_of_two)
+        q(f"{prefix}_eps", fact["eps"], eps_forms[prefix])
+        q(f"{prefix}_eps_power", fact["eps"], power_of_two)
+        section.agree(f"{fact['name']}: step above 1 and 2^-(mantissa bits)",
+                      fact["eps"], 2.0 ** -fact["mantissa"])
+
+    f32, f16 = facts["f32"], facts["f16"]
+    section.claim("bfloat16 has float32's exponent bits and fewer mantissa bits than float16",
+                  bf["exponent"] == f32["exponent"] and bf["mantissa"] < f16["mantissa"])
+    section.quote("bf16_max_tolerance", 0.01, ".0%")
+    section.claim("bfloat16's largest value is within 1% of float32's",
+                  abs(bf["max"] / f32["max"] - 1) < 0.01)
+    section.claim("float16's step above 1 is eight times finer than bfloat16's",
+                  bf["eps"] / f16["eps"] == 8)
+    section.claim("float16's largest value is far below bfloat16's (less than 1e5)",
+                  f16["max"] < 1e5 < bf["max"])
+    section.claim("float16's smallest subnormal is far above bfloat16's",
+                  f16["subnormal"] > 1e20 * bf["subnormal"])
+    return facts
+
+
+def master_copy(section, torch) -> dict:
+    """Add -0.0001 to 1 four hundred times, in bfloat16 and in float32."""
+    q = section.quote
+    one_bf = torch.tensor(1.0, dtype=torch.bfloat16)
+    below = float(torch.nextafter(one_bf, torch.tensor(0.0, dtype=torch.bfloat16)))
+    q("bf16_below_one", below, ".8f")
+    q("bf16_gap_below_one", 1.0 - below, ".8f")
+    q("bf16_half_gap_below_one", (1.0 - below) / 2, ".9f")
+    section.agree("bfloat16 below 1 by nextafter and pattern 0x3F7F", below,
+                  bfloat16_pattern(0x3F7F))
+
+    q("master_start", MASTER_START, "g")
+    q("master_step", MASTER_STEP, ".4f")
+    q("master_steps", MASTER_STEPS, ",d")
+    paths = {}
+    for key, dtype in (("bf16", torch.bfloat16), ("f32", torch.float32)):
+        w = torch.tensor(MASTER_START, dtype=dtype)
+        step = torch.tensor(MASTER_STEP, dtype=dtype)
+        path = [float(w)]
+        for _ in range(MASTER_STEPS):
+            w = w + step
+            path.append(float(w))
+        paths[key] = np.array(path)
+
+    # Independent replays: numpy float32 arithmetic, and bfloat16 as an exact
+    # float32 add followed by the bit-level rounding.
+    w32, step32 = np.float32(MASTER_START), np.float32(MASTER_STEP)
+    replay32 = [float(w32)]
+    for _ in range(MASTER_STEPS):
+        w32 = np.float32(w32 + step32)
+        replay32.append(float(w32))
+    section.agree("float32 master path in torch and in numpy", paths["f32"], replay32)
+    step_bf = bfloat16_by_bits([MASTER_STEP])[0]
+    wb = np.float32(MASTER_START)
+    replay_bf = [float(wb)]
+    for _ in range(MASTER_STEPS):
+        wb = bfloat16_by_bits([np.float32(wb) + step_bf])[0]
+        replay_bf.append(float(wb))
+    section.agree("bfloat16 master path in torch and by bit-level rounding", paths["bf16"], replay_bf)
+    section.agree("float32 master end and 1 - 400 x 0.0001 (closed form)", paths["f32"][-1],
+                  MASTER_START + MASTER_STEPS * MASTER_STEP, atol=1e-5)
+
+    q("f32_master_end", paths["f32"][-1], ".4f")
+    q("bf16_master_end", paths["bf16"][-1], "g")
+    section.claim("the bfloat16 copy stays exactly 1 after every step",
+                  bool(np.all(paths["bf16"] == 1.0)))
+    section.claim("the float32 copy ends at 0.9600 (4 decimals)",
+                  f"{paths['f32'][-1]:.4f}" == "0.9600")
+    section.claim("the step is smaller than half the bfloat16 gap below 1",
+                  abs(MASTER_STEP) < (1.0 - below) / 2)
+    return {**paths, "below": below}
+
+
+def underflow(section, torch) -> dict:
+    """400,000 log-normal gradients in float16, scaled float16 and bfloat16."""
+    q = section.quote
+    rng = section.rng(GRAD_SEED)
+    grads = np.exp(rng.normal(np.log(GRAD_CENTRE), GRAD_LOG_SPREAD, size=GRAD_COUNT)).astype(np.float32)
+    q("grad_seed", GRAD_SEED + section.seed_offset, "d")
+    q("grad_count", GRAD_COUNT, ",d")
+    q("grad_centre", GRAD_CENTRE, ".0e")
+    q("grad_log_spread", GRAD_LOG_SPREAD, ".1f")
+    q("grad_median", float(np.median(grads)), ".2e", rel_tol=1e-6)  # float32 data
+    q("grad_max", float(grads.max()), ".2e", rel_tol=1e-6)
+    q("loss_scale", LOSS_SCALE, ",d")
+
+    g = torch.from_numpy(grads)
+    scaled = g * LOSS_SCALE  # float32, exact: a power of two, far from float32's limits
+    f16 = g.to(torch.float16)
+    f16_scaled = scaled.to(torch.float16)
+    bf16 = g.to(torch.bfloat16)
+    counts = {
+        "f16_underflow": int((f16 == 0).sum()),
+        "scaled_underflow": int((f16_scaled == 0).sum()),
+        "scaled_overflow": int(torch.isinf(f16_scaled).sum()),
+        "bf16_underflow": int((bf16 == 0).sum()),
+    }
+
+    # Independent routes: numpy's own float16 conversion, and the rounding
+    # thresholds (a value becomes zero iff it is at most half the smallest
+    # subnormal, 2^-25; the tie rounds to the even 0) and inf iff it is at
+    # least 65,504 + 16 = 65,520 (the tie rounds to the even 2^16 = inf).
+    np16 = grads.astype(np.float16)
+    section.agree("float16 conversion in torch and in numpy", f16.to(torch.float32).numpy(),
+                  np16.astype(np.float32))
+    section.agree("float16 scaled conversion in torch and in numpy",
+                  f16_scaled.to(torch.float32).numpy(),
+                  (grads * np.float32(LOSS_SCALE)).astype(np.float16).astype(np.float32))
+    zero_threshold = 2.0**-25
+    section.agree("float16 zeros counted by torch and by the 2^-25 threshold",
+                  [counts["f16_underflow"], counts["scaled_underflow"], counts["scaled_overflow"]],
+                  [int((grads <= zero_threshold).sum()),
+                   int((grads * np.float32(LOSS_SCALE) <= zero_threshold).sum()),
+                   int((grads * np.float32(LOSS_SCALE) >= 65520).sum())])
+    bf_bits = bfloat16_by_bits(grads)
+    section.claim("bit-level bfloat16 rounding matches torch on all 400,000 gradients, bit for bit",
+                  same_bits(bf_bits, bf16.to(torch.float32).numpy()))
+    section.agree("bfloat16 zeros counted by torch and by the bit-level rounding",
+                  counts["bf16_underflow"], int((bf_bits == 0).sum()))
+
+    q("f16_zero_threshold", zero_threshold, ".0e")
+    q("f16_zero_threshold_power", zero_threshold, power_of_two)
+    q("scaled_overflow_threshold", 65504 / LOSS_SCALE, ".0f")
+    for key, count in counts.items():
+        q(f"{key}_count", count, ",d")
+        q(f"{key}_pct", count / GRAD_COUNT, percent)
+    texts = [section.text(f"{key}_pct") for key in counts]
+    section.claim("every non-zero count prints as a non-zero percentage",
+                  all((c == 0) == (t == "0%") for c, t in zip(counts.values(), texts)))
+
+    share = {key: count / GRAD_COUNT for key, count in counts.items()}
+    section.claim("float16 underflow is between 10% and 30%", 0.10 < share["f16_underflow"] < 0.30)
+    section.claim("after the x1,024 scale, underflow is below 0.01%", share["scaled_underflow"] < 1e-4)
+    section.claim("no gradient becomes zero in bfloat16 (count exactly 0)", counts["bf16_underflow"] == 0)
+    section.claim("no gradient overflows float16 after the x1,024 scale (count exactly 0)",
+                  counts["scaled_overflow"] == 0)
+    section.claim("the loss scale is ten powers of two", LOSS_SCALE == 2**10)
+    section.claim("the gradients span many powers of ten (largest / smallest above 1e6)",
+                  float(grads.max()) / float(grads.min()) > 1e6)
+    section.claim("every gradient is far above bfloat16's smallest normal value",
+                  float(grads.min()) > 1e20 * float(torch.finfo(torch.bfloat16).smallest_normal))
+    section.claim("the largest scaled gradient is far below float16's largest value",
+                  float(grads.max()) * LOSS_SCALE < 65504 / 100)
+    return {"grads": grads, "scaled": grads * np.float32(LOSS_SCALE), "counts": counts}
+
+
+def overflow(section, torch) -> dict:
+    """The overflow list stored in float16 and bfloat16."""
+    q = section.quote
+    values = np.array(OVERFLOW_LIST, dtype=np.float32)
+    tensor = torch.from_numpy(values)
+    f16 = tensor.to(torch.float16).to(torch.float64).numpy()
+    bf16 = tensor.to(torch.bfloat16).to(torch.float64).numpy()
+    section.claim("bit-level bfloat16 rounding matches torch on the overflow list, bit for bit",
+                  same_bits(bfloat16_by_bits(values), torch_bfloat16(torch, values)))
+    with np.errstate(over="ignore"):  # the overflow is the point
+        np16 = values.astype(np.float16).astype(np.float64)
+    section.claim("float16 storage of the overflow list is the same in torch and in numpy",
+                  bool(np.array_equal(f16, np16)))
+    q("overflow_stored", list(OVERFLOW_LIST), stored_value)
+    q("overflow_f16", f16, list_value, allow_inf=True)
+    q("overflow_bf16", bf16, list_value)
+    rel_error = np.abs(bf16 / np.array(OVERFLOW_LIST) - 1)
+    q("overflow_bf16_max_rel_error", float(rel_error.max()), ".2%", rel_tol=1e-6)
+    first = int(np.argmax(np.isinf(f16)))
+    q("overflow_f16_first_inf", OVERFLOW_LIST[first], ",.0f")
+    section.claim("100,000 overflows float16, and so does every larger value in the list",
+                  OVERFLOW_LIST[first] == 1e5 and bool(np.all(np.isinf(f16[first:]))))
+    section.claim("float16 holds every value below 100,000 finitely",
+                  bool(np.all(np.isfinite(f16[:first]))))
+    section.claim("bfloat16 holds every value in the list, within half a step (2^-8 relative)",
+                  bool(np.all(np.isfinite(bf16))) and float(rel_error.max()) <= 2.0**-8)
+    return {"f16": f16, "bf16": bf16}
+
+
+def memory(section, facts) -> dict:
+    """Bytes per weight for an Adam step, and activation memory."""
+    q = section.quote
+    all_f32 = [facts[f]["bytes"] if f else 0 for f in FORMATS_ALL_F32]
+    mixed = [facts[f]["bytes"] if f else 0 for f in FORMATS_MIXED]
+    q("mem_f32", all_f32, ",d")
+    q("mem_mixed", mixed, ",d")
+    q("mem_f32_total", sum(all_f32), ",d")
+    q("mem_mixed_total", sum(mixed), ",d")
+    section.claim("mixed precision costs as many bytes per weight as all-float32 with Adam (16)",
+                  sum(mixed) == sum(all_f32) == 16)
+    q("act_rows", ACT_ROWS, ",d")
+    q("act_cols", ACT_COLS, ",d")
+    q("mb_power", MB, power_of_two)
+    act_f32 = ACT_ROWS * ACT_COLS * section.text("f32_bytes").count("") and None  # placeholder
+    del act_f32
+    numbers = ACT_ROWS * ACT_COLS
+    act_f32 = numbers * facts["f32"]["bytes"] / MB
+    act_bf16 = numbers * facts["bf16"]["bytes"] / MB
+    q("act_f32_mb", act_f32, "g")
+    q("act_bf16_mb", act_bf16, "g")
+    section.claim("bfloat16 halves the activation memory", act_bf16 * 2 == act_f32)
+    return {"all_f32": all_f32, "mixed": mixed, "act": [act_f32, act_bf16]}
+
+
+def sums_and_scaling(section, torch) -> None:
+    """Why big sums stay in float32, and what dynamic loss scaling does."""
+    q = section.quote
+    count = torch.tensor(0.0, dtype=torch.bfloat16)
+    one = torch.tensor(1.0, dtype=torch.bfloat16)
+    for _ in range(COUNT_TO):
+        count = count + one
+    q("count_to", COUNT_TO, ",d")
+    q("bf16_count_stall", float(count), ",.0f")
+    mantissa = round(-math.log2(torch.finfo(torch.bfloat16).eps))
+    section.agree("a bfloat16 running count and 2^(mantissa bits + 1), where 1 is half a step",
+                  float(count), 2.0 ** (mantissa + 1))
+
+    # One infinite gradient turns the weight into NaN after an Adam step.
+    weight = torch.nn.Parameter(torch.ones(3, dtype=torch.float32))
+    optimiser = torch.optim.Adam([weight], lr=1e-3)
+    weight.grad = torch.tensor([0.1, float("inf"), 0.1])
+    optimiser.step()
+    section.claim("one infinite gradient makes its weight NaN after an Adam step",
+                  bool(torch.isnan(weight.detach()[1])) and bool(torch.isfinite(weight.detach()[0])))
+    weight.grad = torch.tensor([0.1, 0.1, 0.1])
+    optimiser.step()
+    section.claim("the weight stays NaN after a later step with a finite gradient",
+                  bool(torch.isnan(weight.detach()[1])))
+
+    # torch's dynamic loss scaler: halve on overflow, double after a run of clean steps.
+    defaults = inspect.signature(torch.amp.GradScaler.__init__).parameters
+    q("scaler_init_scale", defaults["init_scale"].default, ",.0f")
+    q("scaler_backoff", defaults["backoff_factor"].default, ".1f")
+    q("scaler_growth", defaults["growth_factor"].default, "g")
+    q("scaler_growth_interval", defaults["growth_interval"].default, ",d")
+    section.claim("GradScaler halves the scale on overflow and doubles it to grow",
+                  defaults["backoff_factor"].default == 0.5 and defaults["growth_factor"].default == 2.0)
+
+
+def compute(section):
+    torch = import_torch()
+    facts = format_facts(section, torch)
+    paths = master_copy(section, torch)
+    grads = underflow(section, torch)
+    stored = overflow(section, torch)
+    bytes_ = memory(section, facts)
+    sums_and_scaling(section, torch)
+    return {"facts": facts, "paths": paths, "grads": grads, "stored": stored, "bytes": bytes_}
+
+
+# ---------------------------------------------------------------------------
+# Figures.
+
+FIELD_COLOURS = {"sign": PALETTE["red"], "exponent": PALETTE["blue"], "mantissa": PALETTE["green"]}
+
+
+def draw_formats(section, results) -> None:
+    t = section.text
+    fig = new_figure(8.4, 3.3)
+    ax = fig.add_subplot()
+    row_gap = 1.45
+    for row, (prefix, name, _) in enumerate(FORMATS):
+        y = row * row_gap
+        x = 0
+        for field in ("sign", "exponent", "mantissa"):
+            bits = results["facts"][prefix][field]
+            ax.broken_barh([(x + b + 0.05, 0.9) for b in range(bits)], (y, 0.62),
+                           facecolor=FIELD_COLOURS[field], alpha=0.85, linewidth=0)
+            ax.text(x + bits / 2, y + 0.31, t(f"{prefix}_{field}_bits"), ha="center", va="center",
+                    fontsize=9, color="white", fontweight="bold",
+                    bbox={"boxstyle": "square,pad=0.25", "facecolor": FIELD_COLOURS[field],
+                          "edgecolor": "none", "alpha": 0.85})
+            x += bits
+        ax.text(-0.6, y + 0.31, f"{name}\n{t(f'{prefix}_bytes')} bytes", ha="right", va="center",
+                fontsize=10)
+        ax.text(0.05, y + 0.72,
+                f"largest {t(f'{prefix}_max')}    "
+                f"smallest subnormal {t(f'{prefix}_subnormal_power')} ≈ {t(f'{prefix}_subnormal')}    "
+                f"step above one {t(f'{prefix}_eps_power')} = {t(f'{prefix}_eps')}",
+                ha="left", va="top", fontsize=9, color=PALETTE["ink"])
+    ax.legend(handles=[Patch(color=FIELD_COLOURS["sign"], label="sign bit"),
+                       Patch(color=FIELD_COLOURS["exponent"], label="exponent bits: set the reach"),
+                       Patch(color=FIELD_COLOURS["mantissa"], label="mantissa bits: set the step")],
+              loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=3, fontsize=9, handlelength=1.2,
+              borderaxespad=0.1)
+    ax.set_xlim(-6.2, 32.2)
+    ax.set_ylim(2 * row_gap + 1.05, -0.15)
+    ax.axis("off")
+    ax.set_title(f"bfloat16 keeps float32's reach ({t('bf16_max')}) with coarse steps; "
+                 f"float16 stops at {t('f16_max')}", loc="left", pad=22)
+    section.save_figure(fig, "formats")
+
+
+def draw_memory(section, results) -> None:
+    t, texts = section.text, section.texts
+    fig = new_figure(8.4, 3.2)
+    grid = fig.add_gridspec(1, 2, width_ratios=[3.2, 1])
+    ax = fig.add_subplot(grid[0])
+    width = 0.38
+    xs = np.arange(len(PIECES))
+    for offset, values, key, colour, label in (
+        (-width / 2, results["bytes"]["all_f32"], "mem_f32", PALETTE["blue"],
+         f"all float32: {t('mem_f32_total')} bytes in total"),
+        (width / 2, results["bytes"]["mixed"], "mem_mixed", PALETTE["orange"],
+         f"mixed precision: {t('mem_mixed_total')} bytes in total"),
+    ):
+        ax.bar(xs + offset, values, width, color=colour, label=label)
+        for x, v, text in zip(xs + offset, values, texts(key)):
+            ax.text(x, v + 0.08, text, ha="center", va="bottom", fontsize=9)
+    ax.set_xticks(xs, [p.replace(" ", "\n") for p in PIECES])
+    ax.set_ylabel("bytes per weight")
+    ax.set_ylim(0, max(results["bytes"]["all_f32"] + results["bytes"]["mixed"]) * 1.35)
+    ax.legend(loc="upper left", ncol=2)
+    ax.set_title("Adam, per weight: the same total either way", loc="left")
+
+    ax = fig.add_subplot(grid[1])
+    mbs = results["bytes"]["act"]
+    ax.bar([0, 1], mbs, 0.6, color=[PALETTE["blue"], PALETTE["orange"]])
+    for x, key in enumerate(("act_f32_mb", "act_bf16_mb")):
+        ax.text(x, mbs[x] + max(mbs) * 0.02, f"{t(key)} MB", ha="center", va="bottom", fontsize=9)
+    ax.set_xticks([0, 1], ["float32", "bfloat16"])
+    ax.set_ylabel(f"MB ({t('mb_power')} bytes)")
+    ax.set_ylim(0, max(mbs) * 1.35)
+    ax.set_title(f"activations\n{t('act_rows')} × {t('act_cols')}", loc="left")
+    fig.suptitle("Mixed precision saves nothing on the weights; the saving is in the activations",
+                 x=0.01, ha="left", fontsize=11, fontweight="bold")
+    section.save_figure(fig, "memory")
+
+
+def draw_histogram(section, results) -> None:
+    t = section.text
+    grads, scaled = results["grads"]["grads"], results["grads"]["scaled"]
+    floor, ceiling = 2.0**-25, 65504.0
+    low = math.floor(min(np.log10(grads.min()), np.log10(floor)) * 4) / 4
+    high = math.ceil(max(np.log10(scaled.max()), np.log10(ceiling)) * 4) / 4
+    edges = np.arange(low, high + 1e-9, 0.1)
+    raw_counts, _ = np.histogram(np.log10(grads), edges)
+    scaled_counts, _ = np.histogram(np.log10(scaled), edges)
+    lin_edges = 10.0**edges
+
+    fig = new_figure(8.4, 3.4)
+    ax = fig.add_subplot()
+    ax.axvspan(lin_edges[0], floor, color=PALETTE["red"], alpha=0.08, linewidth=0)
+    ax.stairs(raw_counts, lin_edges, fill=True, color=PALETTE["blue"], alpha=0.45,
+              label=f"as computed: {t('f16_underflow_count')} ({t('f16_underflow_pct')}) "
+                    "become zero in float16")
+    ax.stairs(scaled_counts, lin_edges, fill=True, color=PALETTE["orange"], alpha=0.45,
+              label=f"× {t('loss_scale')}: {t('scaled_underflow_count')} "
+                    f"({t('scaled_underflow_pct')}) become zero, "
+                    f"{t('scaled_overflow_count')} overflow")
+    top = max(raw_counts.max(), scaled_counts.max())
+    ax.axvline(floor, color=PALETTE["red"], linewidth=1.2, linestyle="--")
+    ax.text(floor * 0.8, top * 1.05, f"float16 rounds values up to\n{t('f16_zero_threshold_power')} ≈ {t('f16_zero_threshold')} to zero",
+            ha="right", va="top", fontsize=9, color=PALETTE["red"])
+    ax.axvline(ceiling, color=PALETTE["grey"], linewidth=1.2, linestyle="--")
+    ax.text(ceiling * 0.8, top * 1.05, f"float16's largest\nvalue {t('f16_max')}",
+            ha="right", va="top", fontsize=9, color=PALETTE["grey"])
+    ax.set_xscale("log")
+    # Plain-text decade ticks every second decade (mathtext labels are slow to lay out).
+    decades = np.arange(math.ceil(low), math.floor(high) + 1)
+    ax.xaxis.set_major_locator(FixedLocator(10.0 ** decades[decades % 2 == 0]))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"1e{round(math.log10(v))}"))
+    ax.xaxis.set_minor_locator(FixedLocator(10.0 ** decades))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlim(lin_edges[0], lin_edges[-1])
+    ax.set_ylim(0, top * 1.45)
+    ax.set_xlabel("gradient value (log scale)")
+    ax.set_ylabel("gradients per bin")
+    ax.legend(loc="upper left", bbox_to_anchor=(0.30, 1.0))
+    ax.set_title(f"Scaling by {t('loss_scale')} cuts the gradients float16 loses from "
+                 f"{t('f16_underflow_count')} to {t('scaled_underflow_count')} "
+                 f"of {t('grad_count')}", loc="left")
+    section.save_figure(fig, "underflow_histogram")
+
+
+def draw_overflow(section, results) -> None:
+    t, texts = section.text, section.texts
+    fig = new_figure(8.4, 2.1)
+    ax = fig.add_subplot()
+    f16_fill = [PALETTE["light"] if np.isfinite(v) else "#F8D0C0" for v in results["stored"]["f16"]]
+    draw_cell_rows(ax, [
+        ("stored", texts("overflow_stored")),
+        ("float16 holds", texts("overflow_f16")),
+        ("bfloat16 holds", texts("overflow_bf16")),
+    ], fills=[PALETTE["light"], f16_fill, "#DCEFE6"], label_width=1.45, fontsize=9)
+    ax.set_title(f"float16 overflows to inf from {t('overflow_f16_first_inf')} on; bfloat16 holds "
+                 f"every value, with errors up to {t('overflow_bf16_max_rel_error')}", loc="left")
+    section.save_figure(fig, "overflow_list")
+
+
+def draw_master(section, results) -> None:
+    t = section.text
+    paths = results["paths"]
+    steps = np.arange(len(paths["f32"]))
+    below = paths["below"]
+    fig = new_figure(8.4, 3.2)
+    ax = fig.add_subplot()
+    ax.axhline(below, color=PALETTE["grey"], linewidth=1.0, linestyle=":")
+    ax.annotate(f"next bfloat16 below one: {t('bf16_below_one')} (gap {t('bf16_gap_below_one')})",
+                (steps[-1], below), xytext=(-4, -4), textcoords="offset points",
+                ha="right", va="top", fontsize=9, color=PALETTE["grey"])
+    ax.plot(steps, paths["bf16"], color=PALETTE["orange"], label="bfloat16 copy")
+    ax.plot(steps, paths["f32"], color=PALETTE["blue"], label="float32 copy")
+    ax.annotate(f"stays at {t('bf16_master_end')}", (steps[-1], paths["bf16"][-1]),
+                xytext=(-4, 4), textcoords="offset points", ha="right", va="bottom", fontsize=9,
+                color=PALETTE["orange"])
+    ax.annotate(f"ends at {t('f32_master_end')}", (steps[-1], paths["f32"][-1]),
+                xytext=(-10, 0), textcoords="offset points", ha="right", va="top", fontsize=9,
+                color=PALETTE["blue"])
+    lo, hi = paths["f32"].min(), max(paths["bf16"].max(), paths["f32"].max())
+    pad = (hi - lo) * 0.08
+    ax.set_ylim(lo - pad, hi + pad)
+    ax.set_xlim(0, steps[-1])
+    ax.set_xlabel("updates applied")
+    ax.set_ylabel("weight value")
+    ax.legend(loc="lower left")
+    ax.set_title(f"Adding {t('master_step')} {t('master_steps')} times: bfloat16 never moves, "
+                 f"float32 reaches {t('f32_master_end')}", loc="left")
+    section.save_figure(fig, "master_copy")
+
+
+def draw(section, results):
+    draw_formats(section, results)
+    draw_memory(section, results)
+    draw_histogram(section, results)
+    draw_overflow(section, results)
+    draw_master(section, results)
+
+
+if __name__ == "__main__":
+    main(__name__)
