@@ -97,3 +97,26 @@ def test_numbers_file_is_written_whole(tmp_path):
     assert json.loads(path.read_text())["quotes"]["x"] == {
         "value": 0.25, "text": "0.25", "rel_tol": 1e-9, "abs_tol": 0.0}
     assert [p.name for p in path.parent.iterdir()] == ["demo.json"], "no temp file left behind"
+
+
+def page_run_compute(section):
+    section.quote("x", 1.0, ".2f")
+    section.claim("holds at every seed", True)
+    section.claim("pre-norm is ahead at lr 0.001", section.seed_offset == 0, every_seed=False)
+
+
+def test_page_run_claim_must_hold_at_offset_zero_only(tmp_path):
+    module = types.ModuleType("normalisation_and_stability.page_run")
+    module.compute, module.draw = page_run_compute, lambda section, results: None
+    shifted = run_section(module, seed_offset=1, out_dir=tmp_path, figures=False, write=False)
+    assert not shifted.failed_claims()
+    assert shifted.record()["claims"][1] == {
+        "statement": "pre-norm is ahead at lr 0.001", "holds": False, "detail": "", "every_seed": False}
+
+    def fails_on_page_run(section):
+        page_run_compute(section)
+        section.claim("the page's own ordering", False, every_seed=False)
+
+    module.compute = fails_on_page_run
+    with pytest.raises(ClaimsFailed, match="the page's own ordering"):
+        run_section(module, out_dir=tmp_path, figures=False, write=False)

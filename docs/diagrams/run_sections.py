@@ -12,7 +12,10 @@ rather than once per section; torch runs one thread per worker.
 from __future__ import annotations
 
 import argparse
+import io
+import json
 import multiprocessing
+import multiprocessing.connection
 import os
 import re
 import sys
@@ -28,6 +31,8 @@ sys.path.insert(0, str(DIAGRAMS_DIR))
 import section_kit  # noqa: E402  (after the path set-up)
 
 VENV_STAMP = REPO_ROOT / ".venv" / ".requirements-installed"
+# Last wall time per section, to start the longest first (not committed).
+TIMES_FILE = REPO_ROOT / "build" / "section-times.json"
 
 
 @dataclass(frozen=True)
@@ -107,24 +112,91 @@ def _work(job: tuple[SectionScript, int, bool, str | None, bool]) -> dict:
             "record": None, "error": message}
 
 
+def uses_torch(script: SectionScript) -> bool:
+    return "import_torch(" in script.source()
+
+
 def preload(scripts: list[SectionScript]) -> None:
-    """Import what the workers will need once, in the parent, before forking."""
+    """Import the section modules once, in the parent, before forking, and
+    warm matplotlib's font and text-to-path caches with one tiny SVG."""
     for script in scripts:
         section_kit.section_module(script.package, script.name)
-    if any("torch" in script.source() for script in scripts):
-        section_kit.import_torch()
+    fig = section_kit.new_figure(1, 1)
+    fig.add_subplot().set_title("warm-up 0.5")
+    fig.savefig(io.BytesIO(), format="svg")
+
+
+def last_times() -> dict[str, float]:
+    try:
+        return json.loads(TIMES_FILE.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+
+
+def _child(job: tuple, connection) -> None:
+    connection.send(_work(job))
+    connection.close()
 
 
 def run_many(jobs: list[tuple], workers: int | None = None) -> list[dict]:
-    """Run jobs in forked workers, longest-expected first; results in job order."""
+    """Run jobs in forked workers, at most ``workers`` at a time, longest (by
+    the last run's times) first; results come back in job order.
+
+    While the parent imports torch (about a second), one worker already runs
+    a section that does not need it; the torch sections fork after the import
+    and so inherit it.
+    """
     if not jobs:
         return []
     preload(sorted({job[0] for job in jobs}, key=lambda s: (s.package, s.name)))
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+    times = last_times()
+    pending = sorted(range(len(jobs)), key=lambda i: -times.get(jobs[i][0].name, 0.0))
+    torch_needed = any(uses_torch(job[0]) for job in jobs)
+    results: list[dict | None] = [None] * len(jobs)
+
     if workers == 1:
-        return [_work(job) for job in jobs]
-    with multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=1) as pool:
-        return pool.map(_work, jobs, chunksize=1)
+        if torch_needed:
+            section_kit.import_torch()
+        for i in pending:
+            results[i] = _work(jobs[i])
+    else:
+        context = multiprocessing.get_context("fork")
+        running = {}
+
+        def start(i: int) -> None:
+            receive, send = context.Pipe(duplex=False)
+            process = context.Process(target=_child, args=(jobs[i], send), daemon=True)
+            process.start()
+            send.close()
+            running[receive] = (i, process)
+
+        try:
+            if torch_needed:
+                free = [i for i in pending if not uses_torch(jobs[i][0])]
+                if free:
+                    pending.remove(free[0])
+                    start(free[0])
+                section_kit.import_torch()
+            while pending or running:
+                while pending and len(running) < workers:
+                    start(pending.pop(0))
+                for receive in multiprocessing.connection.wait(list(running)):
+                    i, process = running.pop(receive)
+                    try:
+                        results[i] = receive.recv()
+                    except EOFError:  # the worker died before it could report
+                        process.join()
+                        results[i] = {"script": jobs[i][0], "ok": False, "seconds": 0.0, "record": None,
+                                      "error": f"worker died (exit code {process.exitcode})"}
+                    process.join()
+        finally:  # on an interrupt, leave no worker behind
+            for _, process in running.values():
+                process.terminate()
+
+    times.update({r["script"].name: round(r["seconds"], 3) for r in results if r["ok"]})
+    section_kit.write_json_atomically(TIMES_FILE, times)
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -130,6 +130,10 @@ class Claim:
     statement: str  # the same words at every seed, so seed reports can match them
     holds: bool
     detail: str = ""  # what was measured, e.g. the largest gap of an agreement
+    # False for a statement about the page's own run only (which of two
+    # close runs is ahead): it must hold at seed offset 0, and `make seeds`
+    # reports, without failing, the seeds where it does not.
+    every_seed: bool = True
 
 
 def format_number(value: float, fmt: str | Callable[[float], str]) -> str:
@@ -236,10 +240,14 @@ class Section:
         return list(quote.text)
 
     # -- claims --------------------------------------------------------------
-    def claim(self, statement: str, holds: bool, detail: str = "") -> bool:
+    def claim(self, statement: str, holds: bool, detail: str = "", *, every_seed: bool = True) -> bool:
         """Record a statement the prose relies on; failures are collected and
-        raised together by ``run_section`` (so a seed report sees them all)."""
-        self.claims.append(Claim(statement, bool(holds), detail))
+        raised together by ``run_section`` (so a seed report sees them all).
+
+        ``every_seed=False`` marks a statement about the page's own run (seed
+        offset 0) that other seeds need not repeat; the prose must say so.
+        """
+        self.claims.append(Claim(statement, bool(holds), detail, every_seed))
         return bool(holds)
 
     def agree(self, what: str, a: Any, b: Any, *, rtol: float = 0.0, atol: float = 0.0) -> bool:
@@ -286,7 +294,10 @@ class Section:
                 q.name: {"value": q.value, "text": q.text, "rel_tol": q.rel_tol, "abs_tol": q.abs_tol}
                 for q in self.quotes.values()
             },
-            "claims": [{"statement": c.statement, "holds": c.holds, "detail": c.detail} for c in self.claims],
+            "claims": [
+                {"statement": c.statement, "holds": c.holds, "detail": c.detail, "every_seed": c.every_seed}
+                for c in self.claims
+            ],
             "figures": list(self.figures),
         }
 
@@ -296,7 +307,13 @@ class Section:
         return self.numbers_path
 
     def failed_claims(self) -> list[str]:
-        return [c.statement + (f" ({c.detail})" if c.detail else "") for c in self.claims if not c.holds]
+        """Claims that fail here: all of them on the page's run (offset 0),
+        only the every-seed ones at other offsets."""
+        return [
+            c.statement + (f" ({c.detail})" if c.detail else "")
+            for c in self.claims
+            if not c.holds and (c.every_seed or self.seed_offset == 0)
+        ]
 
 
 def write_text_atomically(path: Path, text: str) -> None:
