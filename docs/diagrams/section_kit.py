@@ -93,6 +93,17 @@ def new_figure(width: float = 8.0, height: float = 3.2) -> Figure:
     return Figure(figsize=(width, height), layout="constrained")
 
 
+def new_cell_figure(width: float, height: float, title_lines: int = 1):
+    """A figure for rows of cells (see ``draw_cell_rows``): one axes under a
+    band for a left-aligned title, placed by hand. Constrained layout has
+    nothing to arrange on an axes without ticks and would cost about a third
+    of the drawing time. Returns (figure, axes)."""
+    fig = Figure(figsize=(width, height))
+    band = (0.12 + 0.24 * title_lines) / height
+    ax = fig.add_axes((0.005, 0.01, 0.99, 0.99 - band))
+    return fig, ax
+
+
 # ---------------------------------------------------------------------------
 # Errors a section can raise; each message names what went wrong.
 
@@ -337,14 +348,17 @@ _TORCH = None
 
 
 def import_torch():
-    """Import torch with one thread per process (parallel sections must not
-    fight over the two cores) and deterministic algorithms."""
+    """Import torch with one thread per process: parallel sections must not
+    fight over the two cores, and one thread fixes the order of every sum.
+
+    (``torch.use_deterministic_algorithms`` is left alone: it concerns GPU
+    kernels, and merely calling it imports torch's compiler, about a second.)
+    """
     global _TORCH
     if _TORCH is None:
         import torch
 
         torch.set_num_threads(1)
-        torch.use_deterministic_algorithms(True)
         _TORCH = torch
     return _TORCH
 

@@ -28,7 +28,7 @@ from normalisation_and_stability.norm_worked_vector import (
     GRID_SPREAD,
     batch_grid,
 )
-from section_kit import PALETTE, draw_cell_rows, main, new_figure
+from section_kit import PALETTE, draw_cell_rows, main, new_cell_figure, new_figure
 
 EPS = 1e-5
 FEATURE = 0  # feature a; our example is example A, feature a of batch A
@@ -304,8 +304,7 @@ def draw(section, results):
     real_fill = [PALETTE["light"]] * n_real
     real_fill[MARKED] = "#E3D3E8"
     filled_fill = real_fill + ["#DDDDDD"] * PAD_FILLER
-    fig = new_figure(8.4, 2.6)
-    ax = fig.add_subplot()
+    fig, ax = new_cell_figure(8.4, 2.6)
     draw_cell_rows(ax, [
         ("real values only", padded[:n_real]),
         ("", []),

@@ -28,7 +28,7 @@ import numpy as np
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-from section_kit import PALETTE, draw_cell_rows, import_torch, main, new_figure
+from section_kit import PALETTE, draw_cell_rows, import_torch, main, new_cell_figure, new_figure
 
 # The three formats, in the order the page lists them: (quote prefix, name,
 # torch dtype attribute).
@@ -441,8 +441,7 @@ FIELD_COLOURS = {"sign": PALETTE["red"], "exponent": PALETTE["blue"], "mantissa"
 
 def draw_formats(section, results) -> None:
     t = section.text
-    fig = new_figure(8.4, 3.3)
-    ax = fig.add_subplot()
+    fig, ax = new_cell_figure(8.4, 3.3, title_lines=2)
     row_gap = 1.45
     for row, (prefix, name, _) in enumerate(FORMATS):
         y = row * row_gap
@@ -560,8 +559,7 @@ def draw_histogram(section, results) -> None:
 
 def draw_overflow(section, results) -> None:
     t, texts = section.text, section.texts
-    fig = new_figure(8.4, 2.1)
-    ax = fig.add_subplot()
+    fig, ax = new_cell_figure(8.4, 2.1)
     f16_fill = [PALETTE["light"] if np.isfinite(v) else "#F8D0C0" for v in results["stored"]["f16"]]
     draw_cell_rows(ax, [
         ("stored", texts("overflow_stored")),

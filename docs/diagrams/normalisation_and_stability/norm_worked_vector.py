@@ -19,7 +19,7 @@ if __package__ in (None, ""):  # run as a script: make the shared module importa
 
 import numpy as np
 
-from section_kit import PALETTE, draw_cell_rows, import_torch, main, new_figure
+from section_kit import PALETTE, draw_cell_rows, import_torch, main, new_cell_figure
 
 X = np.array([1.03, -0.59, 1.13, 1.83, 0.88, 0.36])
 EPS = 1e-5
@@ -164,8 +164,7 @@ def draw(section, results):
     texts = section.texts
     follow = f"element {t('followed_position')}"
 
-    fig = new_figure(8.4, 3.7)
-    ax = fig.add_subplot()
+    fig, ax = new_cell_figure(8.4, 3.7)
     draw_cell_rows(ax, [
         ("input x", texts("x")),
         (f"x − mean ({t('ln_mean')})", texts("ln_deviations")),
@@ -182,8 +181,7 @@ def draw(section, results):
                  f"{t('ln_output', FOLLOWED)}", loc="left")
     section.save_figure(fig, "layer_norm_steps")
 
-    fig = new_figure(8.4, 2.9)
-    ax = fig.add_subplot()
+    fig, ax = new_cell_figure(8.4, 2.9)
     draw_cell_rows(ax, [
         ("input x", texts("x")),
         ("squared", texts("rms_squares")),
@@ -197,8 +195,7 @@ def draw(section, results):
                  f"{t('rms_normalised_mean')}", loc="left")
     section.save_figure(fig, "rms_norm_steps")
 
-    fig = new_figure(8.4, 2.0)
-    ax = fig.add_subplot()
+    fig, ax = new_cell_figure(8.4, 2.0)
     largest = results["largest"]
     diff_fill = [PALETTE["light"]] * 6
     diff_fill[largest] = "#F8D9C9"
@@ -212,8 +209,7 @@ def draw(section, results):
                  loc="left")
     section.save_figure(fig, "layer_vs_rms")
 
-    fig = new_figure(8.4, 3.1)
-    ax = fig.add_subplot()
+    fig, ax = new_cell_figure(8.4, 3.1)
     grid_texts = texts("grid")
     n_rows, n_cols = results["grid"].shape
     rows = [(f"example {'ABCD'[i]}", grid_texts[i * n_cols:(i + 1) * n_cols]) for i in range(n_rows)]
