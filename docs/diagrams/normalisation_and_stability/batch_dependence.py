@@ -20,7 +20,6 @@ if __package__ in (None, ""):  # run as a script: make the shared module importa
 
 import numpy as np
 from matplotlib.patches import Rectangle
-from matplotlib.ticker import NullFormatter, NullLocator
 
 from normalisation_and_stability.norm_worked_vector import (
     GRID_MEAN,
@@ -28,7 +27,7 @@ from normalisation_and_stability.norm_worked_vector import (
     GRID_SPREAD,
     batch_grid,
 )
-from section_kit import PALETTE, draw_cell_rows, main, new_cell_figure, new_figure
+from section_kit import PALETTE, draw_cell_rows, log_axis, main, new_cell_figure, new_figure
 
 EPS = 1e-5
 FEATURE = 0  # feature a; our example is example A, feature a of batch A
@@ -263,33 +262,27 @@ def draw(section, results):
     texts = section.texts
 
     # 1. The same example in two batches.
-    fig = new_figure(8.4, 3.1)
+    fig = new_figure(8.4, 3.1, margins=(0.04, 0.04, 0.04, 0.25), grid=(1, 2), wspace=0.08,
+                     suptitle=f"The same value {t('example_value')} becomes {t('output_a')} in "
+                              f"batch A and {t('output_b')} in batch B: a gap of {t('output_gap')}")
     ax_a, ax_b = fig.subplots(1, 2)
     _batch_panel(ax_a, "Batch A (the grid from before)", BATCH_A_LABELS, texts("batch_a_column"),
                  texts("batch_a_outputs"), t("batch_a_mean"), t("batch_a_spread"))
     _batch_panel(ax_b, "Batch B (example A with three new examples)", BATCH_B_LABELS,
                  texts("batch_b_column"), texts("batch_b_outputs"), t("batch_b_mean"),
                  t("batch_b_spread"))
-    fig.suptitle(f"The same value {t('example_value')} becomes {t('output_a')} in batch A and "
-                 f"{t('output_b')} in batch B: a gap of {t('output_gap')}",
-                 x=0.01, ha="left", fontsize=11, fontweight="bold")
     section.save_figure(fig, "two_batches")
 
     # 2. Spread of the output against batch size.
     spreads = results["spreads"]
-    fig = new_figure(8.4, 3.6)
+    fig = new_figure(8.4, 3.6, margins=(0.73, 0.46, 0.05, 0.24))
     ax = fig.add_subplot()
     ax.plot(SIZES, spreads, "o-", color=PALETTE["orange"])
     for m, s, label in zip(SIZES, spreads, texts("size_spreads")):
         ax.annotate(label, (m, s), xytext=(6, 5), textcoords="offset points", fontsize=9)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xticks(SIZES, [str(m) for m in SIZES])
-    ax.xaxis.set_minor_locator(NullLocator())
-    # Plain tick labels on the log y axis (no mathtext: faster, and easier to read).
+    log_axis(ax, "x", ticks=SIZES, base=2)
     y_ticks = [v for v in (0.05, 0.1, 0.2, 0.5, 1.0) if spreads.min() / 1.4 <= v <= spreads.max() * 1.4]
-    ax.set_yticks(y_ticks, [f"{v:g}" for v in y_ticks])
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    log_axis(ax, "y", ticks=y_ticks)
     ax.set_xlim(SIZES[0] / 1.3, SIZES[-1] * 1.6)
     ax.set_ylim(spreads.min() / 1.4, spreads.max() * 1.4)
     ax.set_xlabel("batch size (our example plus its companions)")
@@ -327,7 +320,7 @@ def draw(section, results):
     section.save_figure(fig, "padding")
 
     # 4. Training-time vs prediction-time output.
-    fig = new_figure(8.4, 2.6)
+    fig = new_figure(8.4, 2.6, margins=(1.69, 0.46, 0.05, 0.24))
     ax = fig.add_subplot()
     values = [results["out_train"], results["out_predict"]]
     labels = [f"training time:\nbatch's own mean {t('bright_batch_mean')},\nspread "

@@ -26,9 +26,9 @@ if __package__ in (None, ""):  # run as a script: make the shared module importa
 
 import numpy as np
 from matplotlib.patches import Patch
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-from section_kit import PALETTE, draw_cell_rows, import_torch, main, new_cell_figure, new_figure
+from section_kit import (PALETTE, draw_cell_rows, import_torch, log_axis, main, new_cell_figure,
+                         new_figure)
 
 # The three formats, in the order the page lists them: (quote prefix, name,
 # torch dtype attribute).
@@ -477,7 +477,9 @@ def draw_formats(section, results) -> None:
 
 def draw_memory(section, results) -> None:
     t, texts = section.text, section.texts
-    fig = new_figure(8.4, 3.2)
+    fig = new_figure(8.4, 3.2, margins=(0.41, 0.44, 0.05, 0.44), grid=(1, 2), wspace=0.54,
+                     suptitle="Mixed precision saves nothing on the weights; the saving is in the "
+                              "activations")
     grid = fig.add_gridspec(1, 2, width_ratios=[3.2, 1])
     ax = fig.add_subplot(grid[0])
     width = 0.38
@@ -506,8 +508,6 @@ def draw_memory(section, results) -> None:
     ax.set_ylabel(f"MB ({t('mb_power')} bytes)")
     ax.set_ylim(0, max(mbs) * 1.35)
     ax.set_title(f"activations\n{t('act_rows')} × {t('act_cols')}", loc="left")
-    fig.suptitle("Mixed precision saves nothing on the weights; the saving is in the activations",
-                 x=0.01, ha="left", fontsize=11, fontweight="bold")
     section.save_figure(fig, "memory")
 
 
@@ -522,7 +522,7 @@ def draw_histogram(section, results) -> None:
     scaled_counts, _ = np.histogram(np.log10(scaled), edges)
     lin_edges = 10.0**edges
 
-    fig = new_figure(8.4, 3.4)
+    fig = new_figure(8.4, 3.4, margins=(0.73, 0.46, 0.05, 0.24))
     ax = fig.add_subplot()
     ax.axvspan(lin_edges[0], floor, color=PALETTE["red"], alpha=0.08, linewidth=0)
     ax.stairs(raw_counts, lin_edges, fill=True, color=PALETTE["blue"], alpha=0.45,
@@ -539,13 +539,7 @@ def draw_histogram(section, results) -> None:
     ax.axvline(ceiling, color=PALETTE["grey"], linewidth=1.2, linestyle="--")
     ax.text(ceiling * 0.8, top * 1.05, f"float16's largest\nvalue {t('f16_max')}",
             ha="right", va="top", fontsize=9, color=PALETTE["grey"])
-    ax.set_xscale("log")
-    # Plain-text decade ticks every second decade (mathtext labels are slow to lay out).
-    decades = np.arange(math.ceil(low), math.floor(high) + 1)
-    ax.xaxis.set_major_locator(FixedLocator(10.0 ** decades[decades % 2 == 0]))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"1e{round(math.log10(v))}"))
-    ax.xaxis.set_minor_locator(FixedLocator(10.0 ** decades))
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    log_axis(ax, "x", labels="e", every=2)
     ax.set_xlim(lin_edges[0], lin_edges[-1])
     ax.set_ylim(0, top * 1.45)
     ax.set_xlabel("gradient value (log scale)")
@@ -576,7 +570,7 @@ def draw_master(section, results) -> None:
     paths = results["paths"]
     steps = np.arange(len(paths["f32"]))
     below = paths["below"]
-    fig = new_figure(8.4, 3.2)
+    fig = new_figure(8.4, 3.2, margins=(0.61, 0.46, 0.16, 0.24))
     ax = fig.add_subplot()
     ax.axhline(below, color=PALETTE["grey"], linewidth=1.0, linestyle=":")
     ax.annotate(f"next bfloat16 below one: {t('bf16_below_one')} (gap {t('bf16_gap_below_one')})",

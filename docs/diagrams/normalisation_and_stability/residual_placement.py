@@ -31,7 +31,7 @@ if __package__ in (None, ""):  # run as a script: make the shared module importa
 
 import numpy as np
 
-from section_kit import PALETTE, draw_cell_rows, import_torch, main, new_figure
+from section_kit import PALETTE, draw_cell_rows, import_torch, log_axis, main, new_figure
 
 # The data.
 DATA_SEED, N_ROWS, D_IN = 3, 120, 8
@@ -579,7 +579,7 @@ def draw(section, results):
     grey = PALETTE["grey"]
 
     # 1. The stream as a running total: the first pre-norm blocks.
-    fig = new_figure(8.4, 3.4)
+    fig = new_figure(8.4, 3.4, margins=(0.41, 0.47, 0.05, 0.24))
     ax = fig.add_subplot()
     n = FIRST_BLOCKS
     stream_rms = results["first_stream_rms"]
@@ -606,7 +606,9 @@ def draw(section, results):
     section.save_figure(fig, "running_total")
 
     # 2. One block, four numbers, both placements.
-    fig = new_figure(8.4, 4.6)
+    fig = new_figure(8.4, 4.6, margins=(0.04, 0.04, 0.04, 0.25), grid=(2, 2), wspace=0.08,
+                     hspace=0.28, suptitle=f"The same block in two places: the outputs differ by "
+                                           f"up to {t('block_largest_difference')}")
     grid = fig.add_gridspec(2, 2, width_ratios=[3.2, 1.0])
     pre_fill = [PALETTE["light"], "#DDE9F5", "#DDE9F5", "#DDE9F5", "#CFE3F3"]
     post_fill = [PALETTE["light"], "#F8E8C8", "#F8E8C8", "#F8E8C8", "#F3D9A6"]
@@ -636,13 +638,10 @@ def draw(section, results):
                         for i in range(STREAM_LENGTH)], label_width=0.1, fontsize=9)
     ax.set_ylim(STREAM_LENGTH * 2.6, -0.1)  # cells as tall as the rows beside them
     ax.set_title(f"W, rng({t('block_seed')})", loc="left")
-    fig.suptitle(f"The same block in two places: the outputs differ by up to "
-                 f"{t('block_largest_difference')}", x=0.01, ha="left",
-                 fontsize=11, fontweight="bold")
     section.save_figure(fig, "one_block")
 
     # 3. Through depth: stream size forwards, gradient ratio backwards.
-    fig = new_figure(8.4, 3.5)
+    fig = new_figure(8.4, 3.5, margins=(0.41, 0.46, 0.05, 0.44), grid=(1, 2), wspace=0.46)
     left, right = fig.subplots(1, 2)
     probes = results["probes"]
     blocks = np.arange(DEPTH_BLOCKS + 1)
@@ -663,15 +662,11 @@ def draw(section, results):
         right.plot(depths, results["ratios"][placement], color=COLOURS[placement], marker="o",
                    ms=4, label=LABELS[placement])
     right.axhline(1.0, color=grey, lw=1.0, ls=":")
-    right.set_xscale("log", base=2)
-    right.set_yscale("log")
-    right.set_xticks(depths, [str(d) for d in DEPTHS])
-    right.minorticks_off()
+    log_axis(right, "x", ticks=depths, base=2)
     ratios = np.concatenate([results["ratios"][p] for p in PLACEMENTS])
     low, high = ratios.min() / 1.3, ratios.max() * 1.3
     right.set_ylim(low, high)
-    ticks = [v for v in (0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32) if low <= v <= high]
-    right.set_yticks(ticks, [f"{v:g}" for v in ticks])
+    log_axis(right, "y", ticks=[v for v in (0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32) if low <= v <= high])
     right.set_xlabel("blocks in the stack")
     right.set_ylabel("gradient RMS, first block ÷ last")
     right.legend(loc="upper left")
@@ -679,7 +674,7 @@ def draw(section, results):
     section.save_figure(fig, "depth")
 
     # 4. The learning-rate sweep.
-    fig = new_figure(8.4, 3.9)
+    fig = new_figure(8.4, 3.9, margins=(0.81, 0.46, 0.05, 0.24))
     ax = fig.add_subplot()
     rates = np.array(RATES)
     scores = results["scores"]
@@ -693,16 +688,11 @@ def draw(section, results):
             va="bottom", fontsize=9)
     ax.plot([WARMUP_RATE], [scores[POST][n]], ls="none", marker="*", ms=13, color=PALETTE["green"],
             label=f"post-norm, warmup over the first {t('warmup_steps')} steps")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    log_axis(ax, "x")
     ax.set_xticks(rates, texts("rates"))
-    ax.minorticks_off()
+    log_axis(ax, "y", labels="e")
     every = np.concatenate([scores[p] for p in PLACEMENTS] + [[var_y]])
-    low, high = every.min() / 4, every.max() * 6
-    ax.set_ylim(low, high)
-    decades = [10.0**k for k in range(math.ceil(math.log10(low)), math.floor(math.log10(high)) + 1)]
-    # Plain-text tick labels ("1e-4"): mathtext powers of ten are slow to draw.
-    ax.set_yticks(decades, ["1" if d == 1 else power_of_ten(d) for d in decades])
+    ax.set_ylim(every.min() / 4, every.max() * 6)
     ax.set_xlim(rates[0] / 1.4, rates[-1] * 1.4)
     ax.set_xlabel("learning rate (Adam)")
     ax.set_ylabel(f"lowest loss over the last\n{t('last_steps')} of {t('steps')} steps")

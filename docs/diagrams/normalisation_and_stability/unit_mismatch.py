@@ -24,9 +24,8 @@ if __package__ in (None, ""):  # run as a script: make the shared module importa
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
-from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
-from section_kit import PALETTE, main, new_figure
+from section_kit import PALETTE, log_axis, main, new_figure
 
 SEED = 31
 N_EXAMPLES = 200
@@ -309,18 +308,6 @@ def compute(section):
     }
 
 
-SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def plain_log_axis(axis, every: int = 1) -> None:
-    """Decade ticks labelled 10ⁿ in plain Unicode (every ``every``-th decade),
-    no minor ticks: matplotlib's look without its slow mathtext layout."""
-    axis.set_major_locator(LogLocator(base=10, numticks=30))
-    axis.set_major_formatter(FuncFormatter(
-        lambda v, _: "" if round(np.log10(v)) % every else "10" + str(round(np.log10(v))).translate(SUPERSCRIPT)))
-    axis.set_minor_locator(NullLocator())  # minor ticks cost more time than they help
-
-
 def padded_log_limits(values, pad_decades=0.25):
     """Log-axis limits that contain every value, with a little room."""
     values = np.asarray(values, dtype=float)
@@ -341,7 +328,9 @@ def draw(section, results):
     blue, orange, grey = PALETTE["blue"], PALETTE["orange"], PALETTE["grey"]
 
     # Feature ranges, raw and standardised.
-    fig = new_figure(8.4, 3.0)
+    fig = new_figure(8.4, 3.0, margins=(0.49, 0.46, 0.05, 0.24), grid=(1, 2), wspace=0.53,
+                     suptitle=f"Reach numbers are on average {t('mean_ratio')} times height numbers; "
+                              f"standardised, both spread {t('std_reach_stats', 2)}")
     axes = fig.subplots(1, 2)
     panels = (
         ("raw units", (results["reach"], results["height"]),
@@ -370,23 +359,18 @@ def draw(section, results):
         ax.tick_params(axis="y", length=0)
     axes[0].set_xlabel("value as recorded (reach in mm, height in m)")
     axes[1].set_xlabel("standardised value (spreads from the average)")
-    fig.suptitle(f"Reach numbers are on average {t('mean_ratio')} times height numbers; "
-                 f"standardised, both spread {t('std_reach_stats', 2)}",
-                 x=0.01, ha="left", fontsize=11, fontweight="bold")
     section.save_figure(fig, "feature_ranges")
 
     # Excess loss against step, log-log.
     steps = results["steps"]
-    fig = new_figure(8.4, 3.6)
+    fig = new_figure(8.4, 3.6, margins=(0.66, 0.46, 0.05, 0.24))
     ax = fig.add_subplot()
     ax.plot(results["t_log"], results["raw_excess"], color=blue, label="raw units")
     ax.plot(results["t_std_excess"], results["std_excess"], "o-", color=orange, markersize=4,
             label="standardised")
     ax.axhline(TARGET_EXCESS, color=grey, linestyle="--", linewidth=1)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    plain_log_axis(ax.xaxis)
-    plain_log_axis(ax.yaxis, every=2)
+    log_axis(ax, "x", labels="power")
+    log_axis(ax, "y", labels="power", every=2)
     all_excess = np.concatenate([results["raw_excess"], results["std_excess"]])
     ax.set_ylim(*padded_log_limits(all_excess, 0.4))
     ax.set_xlim(0.7, results["t_log"][-1] * 1.5)
@@ -404,14 +388,16 @@ def draw(section, results):
     section.save_figure(fig, "excess_loss")
 
     # Weight paths as a fraction of the best value.
-    fig = new_figure(8.4, 3.4)
-    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
+    fig = new_figure(8.4, 3.4, margins=(0.53, 0.46, 0.05, 0.24), grid=(1, 2), wspace=0.43,
+                     suptitle=f"Height weight: {t('height_fraction', 1)} of its best after "
+                              f"{t('fraction_steps', 1)} raw steps; standardised, settled in "
+                              f"{t('std_settled_steps')} steps")
+    left, right = fig.subplots(1, 2, width_ratios=[1.5, 1])
     raw_path = results["raw_path"]
     left.plot(results["t_log"], raw_path[:, REACH], color=blue, label="reach weight")
     left.plot(results["t_log"], raw_path[:, HEIGHT], color=orange, label="height weight")
     left.axhline(1.0, color=grey, linewidth=0.8, linestyle="--")
-    left.set_xscale("log")
-    plain_log_axis(left.xaxis)
+    log_axis(left, "x", labels="power")
     left.set_xlim(results["t_log"][0] * 0.8, results["t_log"][-1] * 1.25)
     left.set_ylim(*padded_limits(raw_path[:, :2], 0.05))
     for i, step in enumerate(FRACTION_STEPS):
@@ -437,18 +423,14 @@ def draw(section, results):
                ha="left", va="center", fontsize=9, color=grey)
     right.set_xlabel("step")
     right.set_title("standardised: linear step axis", fontsize=10, loc="left")
-    fig.suptitle(f"Height weight: {t('height_fraction', 1)} of its best after {t('fraction_steps', 1)} "
-                 f"raw steps; standardised, settled in {t('std_settled_steps')} steps",
-                 x=0.01, ha="left", fontsize=11, fontweight="bold")
     section.save_figure(fig, "weight_paths")
 
     # Largest safe learning rate, log scale, curvature ratio on each bar.
-    fig = new_figure(8.4, 3.2)
+    fig = new_figure(8.4, 3.2, margins=(0.80, 0.26, 0.05, 0.24))
     ax = fig.add_subplot()
     stable = results["stable"]
     low, high = padded_log_limits(stable, 1.0)
-    ax.set_yscale("log")
-    plain_log_axis(ax.yaxis)
+    log_axis(ax, "y", labels="power")
     ax.set_ylim(low, high)
     names = ("raw units", "standardised")
     ax.bar(names, stable - low, bottom=low, color=[blue, orange], width=0.5)
