@@ -120,3 +120,20 @@ def test_page_run_claim_must_hold_at_offset_zero_only(tmp_path):
     module.compute = fails_on_page_run
     with pytest.raises(ClaimsFailed, match="the page's own ordering"):
         run_section(module, out_dir=tmp_path, figures=False, write=False)
+
+
+def test_interrupted_write_keeps_the_old_file(tmp_path):
+    from section_kit import atomic_write
+
+    path = tmp_path / "numbers.json"
+    path.write_text("old")
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_write(path) as out:
+            out.write("half")
+            raise KeyboardInterrupt
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["numbers.json"]
+    with atomic_write(path) as out:
+        out.write("new")
+    assert path.read_text() == "new"
+    assert path.stat().st_mode & 0o044, "readable by others, as any file the umask allows"

@@ -18,6 +18,7 @@ atomically; the tests, the seed report and the command line all go through it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import math
@@ -377,10 +378,8 @@ class Section:
         path = self.figure_dir / f"{self.name}_{stem}.svg"
         if path.name in self.figures:
             raise QuoteError(f"{self.name}: figure {path.name} saved twice")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".svg.tmp", delete=False) as tmp:
-            fig.savefig(tmp, format="svg", metadata={"Date": None})
-        os.replace(tmp.name, path)
+        with atomic_write(path, "wb") as out:
+            fig.savefig(out, format="svg", metadata={"Date": None})
         self.figures.append(path.name)
         return path
 
@@ -421,14 +420,36 @@ class Section:
         ]
 
 
-def write_text_atomically(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder + rename: never half-written."""
+@contextlib.contextmanager
+def atomic_write(path: Path, mode: str = "w"):
+    """Write ``path`` through a temp file in the same folder, renamed into
+    place only when writing succeeded: an interrupted run leaves the old file
+    whole and no temp file behind. The file gets the usual permissions
+    (0666 less the umask), not the temp file's private 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", dir=path.parent, suffix=path.suffix + ".tmp", delete=False, encoding="utf-8"
-    ) as tmp:
-        tmp.write(text)
-    os.replace(tmp.name, path)
+    tmp = tempfile.NamedTemporaryFile(
+        mode, dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False,
+        **({} if "b" in mode else {"encoding": "utf-8"}),
+    )
+    try:
+        with tmp:
+            yield tmp
+        os.chmod(tmp.name, 0o666 & ~_umask())
+        os.replace(tmp.name, path)
+    except BaseException:
+        os.unlink(tmp.name)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    with atomic_write(path) as out:
+        out.write(text)
 
 
 def write_json_atomically(path: Path, data: Any) -> None:
