@@ -12,6 +12,7 @@ rather than once per section; torch runs one thread per worker.
 from __future__ import annotations
 
 import argparse
+import ast
 import io
 import json
 import multiprocessing
@@ -23,6 +24,10 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
+
+# Sections run side by side, one per core: BLAS threads would only fight
+# over the cores (and spin while they wait). Set before numpy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 DIAGRAMS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = DIAGRAMS_DIR.parents[1]
@@ -112,8 +117,24 @@ def _work(job: tuple[SectionScript, int, bool, str | None, bool]) -> dict:
             "record": None, "error": message}
 
 
-def uses_torch(script: SectionScript) -> bool:
-    return "import_torch(" in script.source()
+# What a section needs imported before it can fork, cheapest first: nothing
+# beyond numpy and matplotlib; torch; torch's optimiser classes (the first
+# Optimizer a process builds imports torch's compiler, about a second more).
+NEEDS_NOTHING, NEEDS_TORCH, NEEDS_OPTIMISER = 0, 1, 2
+
+
+def needs(script: SectionScript) -> int:
+    """Read from the script's code (not its comments): a call to
+    import_torch() means torch; an attribute torch.optim.<Class> means an
+    optimiser class."""
+    level = NEEDS_NOTHING
+    for node in ast.walk(ast.parse(script.source())):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "import_torch":
+            level = max(level, NEEDS_TORCH)
+        if (isinstance(node, ast.Attribute) and node.attr[:1].isupper()
+                and isinstance(node.value, ast.Attribute) and node.value.attr == "optim"):
+            level = NEEDS_OPTIMISER
+    return level
 
 
 def preload(scripts: list[SectionScript]) -> None:
@@ -126,13 +147,12 @@ def preload(scripts: list[SectionScript]) -> None:
     fig.savefig(io.BytesIO(), format="svg")
 
 
-def import_and_warm_torch() -> None:
-    """Import torch, and build one optimiser: the first optimiser a process
-    builds loads about a second of torch's lazily imported machinery, which
-    every forked worker then inherits instead of loading again."""
-    torch = section_kit.import_torch()
-    weight = torch.zeros(1, requires_grad=True)
-    torch.optim.Adam([weight], fused=True)
+def prepare(level: int) -> None:
+    """Import what sections at ``level`` need, so forked workers inherit it."""
+    if level >= NEEDS_TORCH:
+        torch = section_kit.import_torch()
+    if level >= NEEDS_OPTIMISER:
+        torch.optim.Adam([torch.zeros(1, requires_grad=True)])
 
 
 def last_times() -> dict[str, float]:
@@ -148,12 +168,15 @@ def _child(job: tuple, connection) -> None:
 
 
 def run_many(jobs: list[tuple], workers: int | None = None) -> list[dict]:
-    """Run jobs in forked workers, at most ``workers`` at a time, longest (by
+    """Run jobs in forked workers, about ``workers`` at a time, longest (by
     the last run's times) first; results come back in job order.
 
-    While the parent imports torch (about a second), the sections that do not
-    need it already run; the torch sections fork after the import and so
-    inherit it.
+    The parent imports in stages (torch, then torch's optimiser machinery)
+    and forks each section as soon as what it needs is imported, so sections
+    run beside the imports and inherit them rather than importing them again.
+    After each stage the longest section now ready starts even if every
+    worker is busy: it is the critical path, and the parent is blocked while
+    it imports.
     """
     if not jobs:
         return []
@@ -161,12 +184,12 @@ def run_many(jobs: list[tuple], workers: int | None = None) -> list[dict]:
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
     times = last_times()
     pending = sorted(range(len(jobs)), key=lambda i: -times.get(jobs[i][0].name, 0.0))
-    torch_needed = any(uses_torch(job[0]) for job in jobs)
+    level_of = {i: needs(jobs[i][0]) for i in pending}
+    top_level = max(level_of.values())
     results: list[dict | None] = [None] * len(jobs)
 
     if workers == 1:
-        if torch_needed:
-            import_and_warm_torch()
+        prepare(top_level)
         for i in pending:
             results[i] = _work(jobs[i])
     else:
@@ -174,32 +197,41 @@ def run_many(jobs: list[tuple], workers: int | None = None) -> list[dict]:
         running = {}
 
         def start(i: int) -> None:
+            pending.remove(i)
             receive, send = context.Pipe(duplex=False)
             process = context.Process(target=_child, args=(jobs[i], send), daemon=True)
             process.start()
             send.close()
             running[receive] = (i, process)
 
+        def start_ready(level: int, force_one: bool) -> None:
+            ready = [i for i in pending if level_of[i] <= level]
+            if force_one and ready and len(running) >= workers:
+                start(ready.pop(0))
+            for i in ready[: max(0, workers - len(running))]:
+                start(i)
+
+        def collect(receive) -> None:
+            i, process = running.pop(receive)
+            try:
+                results[i] = receive.recv()
+            except EOFError:  # the worker died before it could report
+                process.join()
+                results[i] = {"script": jobs[i][0], "ok": False, "started": 0.0, "seconds": 0.0,
+                              "record": None, "error": f"worker died (exit code {process.exitcode})"}
+            process.join()
+
         try:
-            if torch_needed:
-                # The sections that need no torch start now, beside the import.
-                for i in [i for i in pending if not uses_torch(jobs[i][0])]:
-                    pending.remove(i)
-                    start(i)
-                import_and_warm_torch()
+            start_ready(NEEDS_NOTHING, force_one=False)
+            for level in range(NEEDS_TORCH, top_level + 1):
+                prepare(level)
+                for receive in multiprocessing.connection.wait(list(running), timeout=0):
+                    collect(receive)
+                start_ready(level, force_one=True)
             while pending or running:
-                while pending and len(running) < workers:
-                    start(pending.pop(0))
+                start_ready(top_level, force_one=False)
                 for receive in multiprocessing.connection.wait(list(running)):
-                    i, process = running.pop(receive)
-                    try:
-                        results[i] = receive.recv()
-                    except EOFError:  # the worker died before it could report
-                        process.join()
-                        results[i] = {"script": jobs[i][0], "ok": False, "started": 0.0, "seconds": 0.0,
-                                      "record": None,
-                                      "error": f"worker died (exit code {process.exitcode})"}
-                    process.join()
+                    collect(receive)
         finally:  # on an interrupt, leave no worker behind
             for _, process in running.values():
                 process.terminate()
@@ -249,4 +281,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    # Skip the interpreter's teardown: with torch loaded it takes most of a
+    # second, and everything worth keeping is already written and flushed.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

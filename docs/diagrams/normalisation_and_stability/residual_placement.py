@@ -258,25 +258,27 @@ def train_side_by_side(placement, weights, x, y, rates, warmups, steps) -> np.nd
     """Adam on the MSE, one run per (rate, warmup) pair, all from the same
     weights. Returns the loss before every update, shape (runs, steps); NaN
     from the step a run's loss turned non-finite on. Such a run stops there:
-    its weights and Adam state are zeroed and its rate set to 0, so it
+    its weights are zeroed and it takes no more optimiser steps, so it
     computes harmless numbers that are never recorded, and the other runs
     (separate slices of every array) are untouched.
 
-    The optimiser is torch.optim.Adam (fused CPU kernel, bias-corrected),
-    one parameter group per run, working in place on the numpy parameters
-    through zero-copy torch.from_numpy views: one pass over memory instead
-    of the dozen a hand-written numpy Adam takes.
+    The optimiser is torch's Adam (bias-corrected) through its functional
+    form, ``torch.optim.adam.adam`` with the fused CPU kernel, one call per
+    run, working in place on the numpy parameters through zero-copy
+    torch.from_numpy views: one pass over memory instead of the dozen a
+    hand-written numpy Adam takes. The functional form computes exactly
+    what ``torch.optim.Adam`` does without building an Optimizer object, whose
+    first construction imports torch's compiler (about a second).
     """
     torch = import_torch()
+    from torch.optim.adam import adam
+
     runs, rows = len(rates), x.shape[0]
     stack = StackedRuns(placement, weights[1].shape[0], runs, rows)
     stack.load(weights)
     params, grads = torch.from_numpy(stack.params), torch.from_numpy(stack.grads)
-    run_params = [params[k] for k in range(runs)]
-    for k, param in enumerate(run_params):
-        param.grad = grads[k]
-    optimiser = torch.optim.Adam([{"params": [param], "lr": rates[k]} for k, param in enumerate(run_params)],
-                                 betas=(BETA1, BETA2), eps=ADAM_EPS, fused=True)
+    first_moments, second_moments = torch.zeros_like(params), torch.zeros_like(params)
+    step_counts = [torch.tensor(0.0, dtype=torch.float64) for _ in range(runs)]
     alive = np.ones(runs, dtype=bool)
     losses = np.full((runs, steps), np.nan)
     err, g_out = np.empty((runs, rows, 1)), np.empty((runs, rows, 1))
@@ -287,19 +289,18 @@ def train_side_by_side(placement, weights, x, y, rates, warmups, steps) -> np.nd
             stopped = alive & ~np.isfinite(loss)
             if stopped.any():
                 alive &= ~stopped
-                for k in np.flatnonzero(stopped):
-                    run_params[k].zero_()
-                    for state in optimiser.state[run_params[k]].values():
-                        state.zero_()
+                for k in np.flatnonzero(stopped):  # harmless zeros from now on
+                    params[k].zero_()
                 stack.refresh_transposes()
                 np.subtract(stack.forward(x), y, out=err)
             losses[alive, step - 1] = loss[alive]
             np.multiply(err, 2.0 / rows, out=g_out)
             stack.backward(x, g_out)
-            for k, group in enumerate(optimiser.param_groups):
+            for k in np.flatnonzero(alive):
                 ramp = min(1.0, step / warmups[k]) if warmups[k] else 1.0
-                group["lr"] = rates[k] * ramp if alive[k] else 0.0
-            optimiser.step()
+                adam([params[k]], [grads[k]], [first_moments[k]], [second_moments[k]], [], [step_counts[k]],
+                     fused=True, lr=rates[k] * ramp, beta1=BETA1, beta2=BETA2, eps=ADAM_EPS,
+                     weight_decay=0.0, amsgrad=False, maximize=False)
             stack.refresh_transposes()
     return losses
 
