@@ -199,7 +199,8 @@ def run_many(jobs: list[tuple], workers: int | None = None) -> list[dict]:
         def start(i: int) -> None:
             pending.remove(i)
             receive, send = context.Pipe(duplex=False)
-            process = context.Process(target=_child, args=(jobs[i], send), daemon=True)
+            # Not daemonic: a section may fork workers of its own.
+            process = context.Process(target=_child, args=(jobs[i], send))
             process.start()
             send.close()
             running[receive] = (i, process)

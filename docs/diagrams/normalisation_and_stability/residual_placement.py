@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make the shared module importable
@@ -31,7 +30,9 @@ if __package__ in (None, ""):  # run as a script: make the shared module importa
 
 import numpy as np
 
-from section_kit import PALETTE, draw_cell_rows, import_torch, log_axis, main, new_figure
+from section_kit import (
+    PALETTE, draw_cell_rows, import_torch, log_axis, main, new_figure, process_pool,
+)
 
 # The data.
 DATA_SEED, N_ROWS, D_IN = 3, 120, 8
@@ -480,24 +481,22 @@ def compute(section):
     results = compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights)
 
     # The learning-rate sweep is nearly all of the section's arithmetic. It
-    # runs in two worker threads, one per placement (numpy releases the GIL
-    # inside its kernels); the short checks follow on whichever is free. The
-    # jobs share no arrays, so the numbers do not depend on the threads (one
-    # thread gives the same bits). Running the work above in parallel with
-    # the sweep was slower: three threads on two cores fight over the GIL.
+    # runs in two forked processes, the longer placement first; the short
+    # checks follow on whichever worker is free. The jobs share no arrays, so
+    # the numbers do not depend on the split (one process gives the same
+    # bits). Overlapping it with the work above gained nothing measurable.
     runs = {PRE: (list(RATES), [0] * len(RATES)),
             POST: (list(RATES) + [WARMUP_RATE], [0] * len(RATES) + [WARMUP_STEPS])}
     checks = {PRE: 0, POST: len(RATES)}  # the run of each placement also trained alone
-    with ThreadPoolExecutor(max_workers=len(PLACEMENTS)) as pool:
-        sweep = {p: pool.submit(train_side_by_side, p, sweep_weights, x, y, *runs[p], STEPS)
-                 for p in (POST, PRE)}  # the longer batch first
-        alone = {p: pool.submit(train_side_by_side, p, sweep_weights, x, y, runs[p][0][k:k + 1],
-                                runs[p][1][k:k + 1], ALONE_STEPS) for p, k in checks.items()}
-        masked = pool.submit(train_side_by_side, PRE, sweep_weights, x, y, [RATES[0], HUGE_RATE],
-                             [0, 0], MASK_STEPS)
-        losses = {p: sweep[p].result() for p in PLACEMENTS}
-        alone = {p: job.result() for p, job in alone.items()}
-        masked = masked.result()
+    jobs = [(p, sweep_weights, x, y, *runs[p], STEPS) for p in (POST, PRE)]
+    jobs += [(p, sweep_weights, x, y, runs[p][0][k:k + 1], runs[p][1][k:k + 1], ALONE_STEPS)
+             for p, k in checks.items()]
+    jobs += [(PRE, sweep_weights, x, y, [RATES[0], HUGE_RATE], [0, 0], MASK_STEPS)]
+    with process_pool(len(PLACEMENTS)) as pool:
+        trained = pool.starmap(train_side_by_side, jobs, chunksize=1)
+    losses = dict(zip((POST, PRE), trained[:2]))
+    alone = dict(zip(checks, trained[2:4]))
+    masked = trained[4]
 
     # --- The learning-rate sweep ----------------------------------------------
     # Stacked runs equal runs alone (a cheap prefix: the same arithmetic on
