@@ -2,6 +2,7 @@
 #   make            figures + check
 #   make figures    rerun the section scripts whose script or shared module changed
 #   make check      every number in the page prose against the printed numbers
+#   make fix        rewrite the stale numbers make check found (unambiguous ones)
 #   make test       the whole test suite (what CI runs)
 #   make golden     rewrite the pinned golden record on purpose
 #   make seeds      rerun every section at seed offsets 0..2: spread and claims
@@ -24,7 +25,7 @@ NUMBERS := $(SCRIPTS:$(PACKAGE)/%.py=figures/$(PAGE)/numbers/%.json)
 RUN_WHICH := $(if $(findstring B,$(firstword -$(MAKEFLAGS))),--all,--stale)
 
 .DEFAULT_GOAL := all
-.PHONY: all figures check test golden seeds bench docs clean venv preview
+.PHONY: all figures check fix test golden seeds bench docs clean venv preview
 
 all: figures check
 
@@ -51,6 +52,10 @@ $(NUMBERS) &: $(SCRIPTS) $(SHARED) $(VENV_STAMP)
 
 check: $(VENV_STAMP)
 	$(PY) docs/diagrams/check_page.py
+
+# Rewrite the stale numbers `make check` found, where the new text is unambiguous.
+fix: $(VENV_STAMP)
+	$(PY) docs/diagrams/check_page.py --fix
 
 test: $(VENV_STAMP)
 	$(PY) -m pytest -q tests

@@ -404,7 +404,7 @@ def unmatched(number: ProseNumber, token: str, config, golden, numbers, candidat
         described = "; ".join(f"{s}.{n} was {token}, now {new}" for s, n, new in stale)
         news = {new for _, _, new in stale}
         fix = (number.line, number.token, number.ordinal, news.pop()) if len(news) == 1 else None
-        hint = " (make check --fix applies it)" if fix else " (ambiguous: fix by hand)"
+        hint = " (`make fix` applies it)" if fix else " (ambiguous: fix by hand)"
         return Finding(number.line, f"stale number {number.token} in {where}: {described}{hint}", fix)
     message = f"{number.token} in {where} is not a number its scripts print"
     value = as_float(token)
