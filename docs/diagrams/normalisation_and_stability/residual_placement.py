@@ -478,13 +478,13 @@ def compute(section):
     q("hidden", HIDDEN, "d")
 
     sweep_weights = stack_weights(section, SWEEP_SEED, SWEEP_BLOCKS)
-    results = compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights)
-
     # The learning-rate sweep is nearly all of the section's arithmetic. It
     # runs in two forked processes, the longer placement first; the short
     # checks follow on whichever worker is free. The jobs share no arrays, so
     # the numbers do not depend on the split (one process gives the same
-    # bits). Overlapping it with the work above gained nothing measurable.
+    # bits). The workers fork before this process runs any torch operation:
+    # a process forked after torch has started its thread pool (with more
+    # than one thread) can hang in its first parallel operation.
     runs = {PRE: (list(RATES), [0] * len(RATES)),
             POST: (list(RATES) + [WARMUP_RATE], [0] * len(RATES) + [WARMUP_STEPS])}
     checks = {PRE: 0, POST: len(RATES)}  # the run of each placement also trained alone
@@ -493,6 +493,7 @@ def compute(section):
              for p, k in checks.items()]
     jobs += [(PRE, sweep_weights, x, y, [RATES[0], HUGE_RATE], [0, 0], MASK_STEPS)]
     with process_pool(len(PLACEMENTS)) as pool:
+        results = compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights)
         trained = pool.starmap(train_side_by_side, jobs, chunksize=1)
     losses = dict(zip((POST, PRE), trained[:2]))
     alone = dict(zip(checks, trained[2:4]))
