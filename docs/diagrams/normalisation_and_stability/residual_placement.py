@@ -479,8 +479,9 @@ def compute(section):
 
     sweep_weights = stack_weights(section, SWEEP_SEED, SWEEP_BLOCKS)
     # The learning-rate sweep is nearly all of the section's arithmetic. It
-    # runs in two forked processes, the longer placement first; the short
-    # checks follow on whichever worker is free. The jobs share no arrays, so
+    # runs in two forked processes, the longer placement first, while this
+    # process works through the smaller experiments; the short checks follow
+    # on whichever worker is free. The jobs share no arrays, so
     # the numbers do not depend on the split (one process gives the same
     # bits). The workers fork before this process runs any torch operation:
     # a process forked after torch has started its thread pool (with more
@@ -493,8 +494,9 @@ def compute(section):
              for p, k in checks.items()]
     jobs += [(PRE, sweep_weights, x, y, [RATES[0], HUGE_RATE], [0, 0], MASK_STEPS)]
     with process_pool(len(PLACEMENTS)) as pool:
+        training = pool.starmap_async(train_side_by_side, jobs, chunksize=1)
         results = compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights)
-        trained = pool.starmap(train_side_by_side, jobs, chunksize=1)
+        trained = training.get()
     losses = dict(zip((POST, PRE), trained[:2]))
     alone = dict(zip(checks, trained[2:4]))
     masked = trained[4]
