@@ -400,17 +400,25 @@ def sums_and_scaling(section, torch) -> None:
     section.agree("a bfloat16 running count and 2^(mantissa bits + 1), where 1 is half a step",
                   float(count), 2.0 ** (mantissa + 1))
 
-    # One infinite gradient turns the weight into NaN after an Adam step.
-    weight = torch.nn.Parameter(torch.ones(3, dtype=torch.float32))
-    optimiser = torch.optim.Adam([weight], lr=1e-3)
-    weight.grad = torch.tensor([0.1, float("inf"), 0.1])
-    optimiser.step()
+    # One infinite gradient turns the weight into NaN after an Adam step:
+    # torch's Adam in its functional form, the computation torch.optim's
+    # class runs, without building an Optimizer (whose first construction
+    # imports torch's compiler, about a second).
+    from torch.optim.adam import adam
+
+    weight, moments = torch.ones(3), (torch.zeros(3), torch.zeros(3))
+    step = torch.tensor(0.0)
+
+    def adam_step(grad):
+        adam([weight], [torch.tensor(grad)], [moments[0]], [moments[1]], [], [step], lr=1e-3,
+             beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, amsgrad=False, maximize=False)
+
+    adam_step([0.1, float("inf"), 0.1])
     section.claim("one infinite gradient makes its weight NaN after an Adam step",
-                  bool(torch.isnan(weight.detach()[1])) and bool(torch.isfinite(weight.detach()[0])))
-    weight.grad = torch.tensor([0.1, 0.1, 0.1])
-    optimiser.step()
+                  bool(torch.isnan(weight[1])) and bool(torch.isfinite(weight[0])))
+    adam_step([0.1, 0.1, 0.1])
     section.claim("the weight stays NaN after a later step with a finite gradient",
-                  bool(torch.isnan(weight.detach()[1])))
+                  bool(torch.isnan(weight[1])))
 
     # torch's dynamic loss scaler: halve on overflow, double after a run of clean steps.
     defaults = inspect.signature(torch.amp.GradScaler.__init__).parameters
