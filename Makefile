@@ -9,7 +9,7 @@
 #   make bench      time each section and the whole loop against the budgets
 #   make docs       build the documentation site into build/site
 #   make preview    render every SVG to PNG under build/preview
-#   make clean      remove generated figures, numbers and build output
+#   make clean      remove the generated figures, numbers and build output
 
 PYTHON ?= python3
 VENV := .venv
@@ -74,8 +74,10 @@ seeds: $(VENV_STAMP)
 bench: $(VENV_STAMP)
 	$(PY) docs/diagrams/bench.py
 
+# What make figures regenerates, and the build output; the seed report
+# (make seeds) stays, as it takes a minute to remake.
 clean:
-	rm -rf figures/$(PAGE) build
+	rm -rf figures/$(PAGE)/*.svg figures/$(PAGE)/numbers build
 
 # Render every SVG to PNG so an author can look at each figure.
 preview: figures
