@@ -74,10 +74,12 @@ seeds: $(VENV_STAMP)
 bench: $(VENV_STAMP)
 	$(PY) docs/diagrams/bench.py
 
-# What make figures regenerates, and the build output; the seed report
-# (make seeds) stays, as it takes a minute to remake.
+# What make figures regenerates, and the build output. The seed report
+# (make seeds) stays, as it takes a minute to remake, and so do the last
+# section timings in build/, which make figures uses to start the longest
+# section first.
 clean:
-	rm -rf figures/$(PAGE)/*.svg figures/$(PAGE)/numbers build
+	rm -rf figures/$(PAGE)/*.svg figures/$(PAGE)/numbers build/site build/preview build/test-artifacts
 
 # Render every SVG to PNG so an author can look at each figure.
 preview: figures
