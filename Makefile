@@ -18,7 +18,7 @@ VENV_STAMP := $(VENV)/.requirements-installed
 
 PAGE := normalisation-and-stability
 PACKAGE := docs/diagrams/normalisation_and_stability
-SHARED := docs/diagrams/section_kit.py $(PACKAGE)/__init__.py
+SHARED := docs/diagrams/section_kit.py docs/diagrams/page_registry.py $(PACKAGE)/__init__.py
 SCRIPTS := $(filter-out $(PACKAGE)/__init__.py,$(wildcard $(PACKAGE)/*.py))
 NUMBERS := $(SCRIPTS:$(PACKAGE)/%.py=figures/$(PAGE)/numbers/%.json)
 # `make -B` means "rerun every section", not only the stale ones.

@@ -15,19 +15,15 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "docs" / "diagrams"))
 
-import check_page  # noqa: E402
 import section_kit  # noqa: E402
+from page_registry import page_config, page_packages, section_scripts  # noqa: E402
 
 GOLDEN_DIR = REPO_ROOT / "tests" / "golden"
 
 
 def page_sections() -> list[tuple[str, str]]:
     """(page package, section module) for every section script in the repo."""
-    found = []
-    for package in check_page.page_packages():
-        folder = REPO_ROOT / "docs" / "diagrams" / package
-        found += [(package, p.stem) for p in sorted(folder.glob("*.py")) if p.stem != "__init__"]
-    return found
+    return [(package, name) for package in page_packages() for name in section_scripts(package)]
 
 
 SECTIONS = page_sections()
@@ -39,7 +35,7 @@ class SectionRun:
 
     def __init__(self, package: str, name: str, out_dir: Path):
         self.package, self.name = package, name
-        self.config = check_page.load_page_config(package)
+        self.config = page_config(package)
         self.out_dir = out_dir / self.config.PAGE
         self.committed_dir = REPO_ROOT / "figures" / self.config.PAGE
         self.section = None

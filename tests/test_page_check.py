@@ -13,11 +13,12 @@ import pytest
 import check_page
 from check_page import PageError, check_page as run_check, numbers_in
 from conftest import REPO_ROOT
+from page_registry import page_config, page_packages
 
 
-@pytest.mark.parametrize("package", check_page.page_packages())
+@pytest.mark.parametrize("package", page_packages())
 def test_real_page_matches_its_numbers(package):
-    report = run_check(check_page.load_page_config(package))
+    report = run_check(page_config(package))
     assert report.ok, "\n".join(report.lines())
     assert report.numbers_checked > 0
 

@@ -15,15 +15,16 @@ import sys
 
 import pytest
 
-from check_page import load_page_config, numbers_in, parse_page
+from check_page import numbers_in, parse_page
 from conftest import REPO_ROOT
+from page_registry import page_config
 
 PYTHON_SECTION = 8
 
 
 @pytest.fixture(scope="module")
 def snippet() -> str:
-    config = load_page_config("normalisation_and_stability")
+    config = page_config("normalisation_and_stability")
     page = parse_page(REPO_ROOT / config.PAGE_FILE)
     blocks = [b for b in page.code_blocks if b.section == PYTHON_SECTION and b.language == "python"]
     assert len(blocks) == 1, f"section {PYTHON_SECTION} must hold exactly one python block"

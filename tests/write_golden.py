@@ -14,15 +14,14 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "docs" / "diagrams"))
 
-from check_page import load_page_config, page_packages  # noqa: E402
+from page_registry import page_config, page_packages, section_scripts  # noqa: E402
 from section_kit import write_json_atomically  # noqa: E402
 
 
 def main() -> int:
     for package in page_packages():
-        config = load_page_config(package)
-        folder = REPO_ROOT / "docs" / "diagrams" / package
-        for script in sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__"):
+        config = page_config(package)
+        for script in section_scripts(package):
             numbers = REPO_ROOT / "figures" / config.PAGE / "numbers" / f"{script}.json"
             if not numbers.exists():
                 print(f"error: {numbers.relative_to(REPO_ROOT)} is missing: run `make figures` first",

@@ -19,7 +19,6 @@ numbers file).
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import re
 import sys
@@ -27,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from markdown_it import MarkdownIt
+
+from page_registry import page_config, page_packages
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DIAGRAMS_DIR = REPO_ROOT / "docs" / "diagrams"
@@ -271,16 +272,6 @@ class Report:
         return out
 
 
-def load_page_config(package: str):
-    if str(DIAGRAMS_DIR) not in sys.path:
-        sys.path.insert(0, str(DIAGRAMS_DIR))
-    return importlib.import_module(package)
-
-
-def page_packages() -> list[str]:
-    return sorted(p.parent.name for p in DIAGRAMS_DIR.glob("*/__init__.py"))
-
-
 def check_page(
     config,
     *,
@@ -455,7 +446,7 @@ def main(argv: list[str] | None = None) -> int:
     n = None
     for package in packages:
         try:
-            config = load_page_config(package)
+            config = page_config(package)
             if args.section_draft:
                 n, draft = int(args.section_draft[0]), Path(args.section_draft[1])
                 report = check_page(config, page_path=draft, only_section=n)

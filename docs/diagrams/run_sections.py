@@ -34,6 +34,7 @@ REPO_ROOT = DIAGRAMS_DIR.parents[1]
 sys.path.insert(0, str(DIAGRAMS_DIR))
 
 import section_kit  # noqa: E402  (after the path set-up)
+from page_registry import page_packages, section_scripts  # noqa: E402
 
 VENV_STAMP = REPO_ROOT / ".venv" / ".requirements-installed"
 # Last wall time per section, to start the longest first (not committed).
@@ -67,16 +68,13 @@ class SectionScript:
 
 
 def all_sections() -> list[SectionScript]:
-    found = []
-    for init in sorted(DIAGRAMS_DIR.glob("*/__init__.py")):
-        package = init.parent.name
-        found += [SectionScript(package, p.stem) for p in sorted(init.parent.glob("*.py")) if p.stem != "__init__"]
-    return found
+    return [SectionScript(package, name) for package in page_packages() for name in section_scripts(package)]
 
 
 def inputs_of(script: SectionScript) -> list[Path]:
     """Every file whose change makes this section's numbers stale."""
-    paths = [script.path, DIAGRAMS_DIR / "section_kit.py", DIAGRAMS_DIR / script.package / "__init__.py"]
+    paths = [script.path, DIAGRAMS_DIR / "section_kit.py", DIAGRAMS_DIR / "page_registry.py",
+             DIAGRAMS_DIR / script.package / "__init__.py"]
     paths += [DIAGRAMS_DIR / script.package / f"{name}.py" for name in script.imported_sections()]
     if VENV_STAMP.exists():
         paths.append(VENV_STAMP)

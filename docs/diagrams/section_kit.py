@@ -41,6 +41,8 @@ from matplotlib.ticker import (  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from page_registry import page_config  # noqa: E402  (re-exported for the runner)
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DIAGRAMS_DIR = REPO_ROOT / "docs" / "diagrams"
 FIGURES_DIR = REPO_ROOT / "figures"
@@ -489,13 +491,6 @@ def process_pool(processes: int = 2):
 
 # ---------------------------------------------------------------------------
 # Running a section: in-process (tests, seed report) or from the command line.
-
-
-def page_config(page_package: str):
-    """The page package ``docs/diagrams/<page_package>/__init__.py`` (PAGE, ...)."""
-    if str(DIAGRAMS_DIR) not in sys.path:
-        sys.path.insert(0, str(DIAGRAMS_DIR))
-    return importlib.import_module(page_package)
 
 
 def section_module(page_package: str, section: str):
