@@ -439,7 +439,7 @@ def draw(section, results):
         ax.text(i, value * 1.4, t(rate_name), ha="center", va="bottom", fontsize=10)
         ax.text(i, np.sqrt(low * value), f"curvature ratio\n{t(curv_name)}", ha="center",
                 va="center", fontsize=9.5, color="white", fontweight="bold")
-    ax.set_ylabel("largest stable learning rate\n" r"(two over $\lambda_{max}$, log scale)")
+    ax.set_ylabel("largest stable learning rate\n(two over λₘₐₓ, log scale)")
     ax.set_title(f"Standardising raises the largest stable learning rate {t('stable_lr_ratio')}-fold",
                  loc="left")
     section.save_figure(fig, "safe_learning_rate")
