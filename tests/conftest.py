@@ -16,9 +16,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "docs" / "diagrams"))
 
 import section_kit  # noqa: E402
+from check_page import GOLDEN_DIR  # noqa: E402,F401  (the tests' golden record)
 from page_registry import page_config, page_packages, section_scripts  # noqa: E402
 
-GOLDEN_DIR = REPO_ROOT / "tests" / "golden"
 
 
 def page_sections() -> list[tuple[str, str]]:

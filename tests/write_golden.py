@@ -14,6 +14,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "docs" / "diagrams"))
 
+from check_page import GOLDEN_DIR  # noqa: E402
 from page_registry import page_config, page_packages, section_scripts  # noqa: E402
 from section_kit import write_json_atomically  # noqa: E402
 
@@ -28,7 +29,7 @@ def main() -> int:
                       file=sys.stderr)
                 return 2
             quotes = json.loads(numbers.read_text(encoding="utf-8"))["quotes"]
-            golden = REPO_ROOT / "tests" / "golden" / config.PAGE / f"{script}.json"
+            golden = GOLDEN_DIR / config.PAGE / f"{script}.json"
             old = json.loads(golden.read_text(encoding="utf-8"))["quotes"] if golden.exists() else {}
             changed = sorted(name for name in quotes.keys() | old.keys() if quotes.get(name) != old.get(name))
             write_json_atomically(golden, {"quotes": quotes})

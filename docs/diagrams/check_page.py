@@ -31,7 +31,7 @@ from page_registry import page_config, page_packages
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DIAGRAMS_DIR = REPO_ROOT / "docs" / "diagrams"
-GOLDEN_DIR = REPO_ROOT / "tests" / "golden"
+GOLDEN_DIR = REPO_ROOT / "tests" / "golden"  # <page>/<section>.json, written by make golden
 UNICODE_MINUS = "\u2212"
 
 # One number as prose writes it: a power (2^-24), or a signed decimal with
@@ -301,11 +301,11 @@ def check_page(
 
     scripts = {s for n in page.sections for s in config.SECTION_SCRIPTS[n]}
     shared = {entry.partition(".")[0] for entry in config.SHARED_QUOTES}
-    numbers = {}
-    for script in sorted(scripts | shared):
-        numbers[script] = load_json(
-            numbers_dir / f"{script}.json", f"the numbers of {script}", "run `make figures` first"
-        )["quotes"]
+    records = {
+        script: load_json(numbers_dir / f"{script}.json", f"the numbers of {script}", "run `make figures` first")
+        for script in sorted(scripts | shared)
+    }
+    numbers = {script: record["quotes"] for script, record in records.items()}
     golden = {}
     for script in sorted(scripts | shared):
         path = golden_dir / f"{script}.json"
@@ -345,7 +345,7 @@ def check_page(
     # not in a code block, not drawn in the script's figures.
     figure_dir = numbers_dir.parent
     for script in sorted(scripts):
-        record = load_json(numbers_dir / f"{script}.json", f"the numbers of {script}", "run `make figures` first")
+        record = records[script]
         drawn = figure_strings(figure_dir, record.get("figures", []))
         in_figures = {normalise(m.group()) for string in drawn for m in numbers_in(string)}
         sections_using = [n for n in page.sections if script in config.SECTION_SCRIPTS[n]]
@@ -442,22 +442,19 @@ def main(argv: list[str] | None = None) -> int:
     packages = args.pages or page_packages()
     if args.section_draft and len(packages) != 1:
         parser.error("--section-draft needs exactly one page package")
+    draft = {}
+    if args.section_draft:
+        draft = {"only_section": int(args.section_draft[0]), "page_path": Path(args.section_draft[1])}
     status = 0
-    n = None
     for package in packages:
         try:
             config = page_config(package)
-            if args.section_draft:
-                n, draft = int(args.section_draft[0]), Path(args.section_draft[1])
-                report = check_page(config, page_path=draft, only_section=n)
-            else:
-                report = check_page(config)
+            report = check_page(config, **draft)
             if args.fix:
                 fixed = apply_fixes(report.page_path, report.findings)
                 if fixed:
                     print(f"{rel(report.page_path)}: fixed {fixed} stale number(s)")
-                    report = check_page(config, page_path=report.page_path,
-                                        only_section=n if args.section_draft else None)
+                    report = check_page(config, **draft)
         except PageError as error:
             print(f"error: {error}", file=sys.stderr)
             status = max(status, 2)
