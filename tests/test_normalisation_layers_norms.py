@@ -1,0 +1,86 @@
+"""The hand-written normalisation layers of the page "Normalisation layers"
+equal the torch modules they reimplement."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "diagrams"))
+
+from section_kit import import_torch  # noqa: E402
+
+torch = import_torch()
+
+from normalisation_layers.norms import BatchNorm, LayerNorm, RMSNorm, ShiftedBatchNorm  # noqa: E402
+
+
+def _close(a, b, tol=1e-6):
+    return torch.allclose(a, b, rtol=tol, atol=tol)
+
+
+def test_batch_norm_equals_batchnorm1d_in_training_and_evaluation():
+    gen = torch.Generator().manual_seed(0)
+    ours, theirs = BatchNorm(16), torch.nn.BatchNorm1d(16)
+    for step in range(5):
+        x = 3 * torch.randn(32, 16, generator=gen) + step
+        assert _close(ours(x), theirs(x))
+        assert _close(ours.running_mean, theirs.running_mean)
+        assert _close(ours.running_var, theirs.running_var)
+    ours.eval()
+    theirs.eval()
+    x = 2 * torch.randn(8, 16, generator=gen) - 1
+    assert _close(ours(x), theirs(x))
+
+
+def test_batch_norm_gradients_equal_batchnorm1d():
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(32, 8, generator=gen, requires_grad=True)
+    x2 = x.detach().clone().requires_grad_(True)
+    ours, theirs = BatchNorm(8), torch.nn.BatchNorm1d(8)
+    w = torch.randn(32, 8, generator=gen)
+    (ours(x) * w).sum().backward()
+    (theirs(x2) * w).sum().backward()
+    assert _close(x.grad, x2.grad, 1e-5)
+    assert _close(ours.gain.grad, theirs.weight.grad, 1e-5)
+    assert _close(ours.bias.grad, theirs.bias.grad, 1e-5)
+
+
+def test_shifted_batch_norm_shifts_only_in_training():
+    gen = torch.Generator().manual_seed(2)
+    x = torch.randn(64, 8, generator=gen)
+    shifted = ShiftedBatchNorm(8, torch.Generator().manual_seed(3))
+    plain = BatchNorm(8)
+    y, z = shifted(x), plain(x)  # one training step each: equal running statistics
+    assert not _close(y, z)
+    # per feature: y = z * scale + offset with scale in [1, 1.4]
+    scale = (y[1] - y[0]) / (z[1] - z[0])
+    assert torch.all(scale >= 1 - 1e-5) and torch.all(scale <= 1.4 + 1e-5)
+    shifted.eval()
+    plain.eval()
+    assert _close(shifted(x), plain(x))
+
+
+@pytest.mark.parametrize("shape", [(4, 16), (2, 5, 64)])
+def test_layer_norm_equals_nn_layer_norm(shape):
+    gen = torch.Generator().manual_seed(4)
+    x = 2 * torch.randn(*shape, generator=gen) + 1
+    ours, theirs = LayerNorm(shape[-1]), torch.nn.LayerNorm(shape[-1])
+    with torch.no_grad():
+        g = torch.randn(shape[-1], generator=gen)
+        b = torch.randn(shape[-1], generator=gen)
+        ours.gain.copy_(g), theirs.weight.copy_(g)
+        ours.bias.copy_(b), theirs.bias.copy_(b)
+    assert theirs.eps == ours.eps
+    assert _close(ours(x), theirs(x), 1e-5)
+
+
+@pytest.mark.parametrize("shape", [(4, 16), (2, 5, 64)])
+def test_rms_norm_equals_nn_rms_norm(shape):
+    gen = torch.Generator().manual_seed(5)
+    x = 2 * torch.randn(*shape, generator=gen) + 1
+    ours, theirs = RMSNorm(shape[-1]), torch.nn.RMSNorm(shape[-1], eps=1e-6)
+    with torch.no_grad():
+        g = torch.randn(shape[-1], generator=gen)
+        ours.gain.copy_(g), theirs.weight.copy_(g)
+    assert _close(ours(x), theirs(x), 1e-5)
