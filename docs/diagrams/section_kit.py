@@ -23,15 +23,23 @@ import importlib
 import json
 import math
 import multiprocessing
+import operator
 import os
 import re
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import matplotlib
+import numeric_env
+
+# Pin the kernels that decide rounding before numpy (under matplotlib) or torch
+# loads; see numeric_env for why.
+NUMERIC_VARIANT = numeric_env.apply()
+
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")  # no display; SVGs are written by the svg backend anyway
 from matplotlib.figure import Figure  # noqa: E402  (after the backend choice)
@@ -42,11 +50,15 @@ from matplotlib.ticker import (  # noqa: E402
 import numpy as np  # noqa: E402
 
 from page_registry import page_config  # noqa: E402  (re-exported for the runner)
+import section_inputs  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DIAGRAMS_DIR = REPO_ROOT / "docs" / "diagrams"
 FIGURES_DIR = REPO_ROOT / "figures"
+# Runs that are not the page's own (another seed offset or numeric variant).
+OTHER_RUNS_DIR = REPO_ROOT / "build" / "runs"
 SEED_OFFSET_ENV = "SEED_OFFSET"
+PROGRESS_EVERY = 3.0  # seconds between a heavy section's progress lines
 QUOTE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 # ---------------------------------------------------------------------------
@@ -89,6 +101,9 @@ STYLE = {
     ),
     "lines.linewidth": 1.8,
 }
+# Matplotlib's own defaults plus the house style only: a matplotlibrc in the
+# working directory or $MATPLOTLIBRC must not change a byte of the figures.
+matplotlib.rcdefaults()
 matplotlib.rcParams.update(STYLE)
 
 
@@ -162,7 +177,6 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 LOG_LABELS: dict[str, Callable[[float], str]] = {
     "plain": lambda v: f"{v:g}",  # 0.01, 1, 100
     "power": lambda v: "10" + str(round(math.log10(v))).translate(_SUPERSCRIPT),  # 10⁻², 10⁰
-    "e": lambda v: "1" if round(math.log10(v)) == 0 else f"1e{round(math.log10(v))}",  # 1e-2, 1
 }
 
 
@@ -171,7 +185,7 @@ def log_axis(
     which: str = "y",
     *,
     ticks: Sequence[float] | None = None,
-    labels: str = "plain",
+    labels: str = "power",
     every: int = 1,
     base: float = 10,
 ) -> None:
@@ -179,8 +193,9 @@ def log_axis(
     plain-text tick labels: matplotlib's mathtext powers of ten are slow to
     lay out, and minor ticks cost more drawing time than they help.
 
-    ``labels`` is a style of ``LOG_LABELS``: "plain" (0.01, 1, 100), "power"
-    (10⁻², 10⁰, 10²) or "e" (1e-2, 1, 1e2). The ticks are ``ticks`` if given,
+    ``labels`` is a style of ``LOG_LABELS``: "power" (10⁻², 10⁰, 10²), the
+    house style, or "plain" (0.01, 1, 100) for axes of settings such as
+    learning rates. The ticks are ``ticks`` if given,
     else every power of ``base``, with only every ``every``-th decade (the
     exponents divisible by it) labelled and the decades between as short
     unlabelled ticks.
@@ -223,6 +238,9 @@ class Quote:
     text: str | list[str]
     rel_tol: float
     abs_tol: float
+    # A measurement of this machine (a timing): recorded with the machine it
+    # came from, never pinned by the golden record, tested through claims.
+    measured: bool = False
 
     def items(self) -> list[tuple[str, float, str]]:
         """(printed name, raw value, text) for each element, in order."""
@@ -240,25 +258,86 @@ class Claim:
     holds: bool
     detail: str = ""  # what was measured, e.g. the largest gap of an agreement
     # False for a statement about the page's own run only (which of two
-    # close runs is ahead): it must hold at seed offset 0, and `make seeds`
-    # reports, without failing, the seeds where it does not.
+    # close runs is ahead): it must hold at seed offset 0 under every numeric
+    # variant; the robustness report shows, without failing, the seeds where
+    # it does not.
     every_seed: bool = True
+    # Exact phrases of the section's prose this claim backs: the page check
+    # fails when one is missing, so a reversed direction word is caught.
+    backs: tuple[str, ...] = ()
+
+
+MINUS, TIMES = "\u2212", "\u00d7"
+SCIENTIFIC = re.compile(r"^\.(\d+)x$")  # ".2x" (or ".2e"): 4.77 × 10⁻⁶
+
+
+def superscript(exponent: int) -> str:
+    return str(exponent).translate(_SUPERSCRIPT)
+
+
+def scientific(value: float, decimals: int) -> str:
+    """The house form of a very small or large number: "4.77 × 10⁻⁶"."""
+    mantissa, _, exponent = f"{value:.{decimals}e}".partition("e")
+    power = int(exponent)
+    return mantissa if power == 0 else f"{mantissa} {TIMES} 10{superscript(power)}"
+
+
+def power_of_two(value: float) -> str:
+    """An exact power of two as "2⁻¹⁴⁹" or "2²⁰"."""
+    mantissa, exponent = math.frexp(value)
+    if mantissa != 0.5:
+        raise QuoteError(f"{value!r} is not a power of two")
+    return "2" + superscript(exponent - 1)
 
 
 def format_number(value: float, fmt: str | Callable[[float], str]) -> str:
-    """The text form of one number: a format spec (``",d"``, ``".4f"``,
-    ``".2%"``, ``".3e"``) or a callable for forms a spec cannot express."""
+    """The text form of one number, in the one house style (README, "Number
+    style"): a format spec (``",d"``, ``".4f"``, ``".2%"``), ``".2x"`` for
+    "4.77 × 10⁻⁶", ``"pow2"`` for "2⁻¹⁴⁹", or a callable for other forms.
+    Every minus sign comes out as U+2212, as in the prose."""
     if callable(fmt):
         text = fmt(value)
+    elif fmt == "pow2":
+        text = power_of_two(value)
+    elif SCIENTIFIC.match(fmt):
+        text = scientific(value, int(SCIENTIFIC.match(fmt).group(1)))
     elif fmt.endswith("d"):  # integer forms ("d", ",d") take whole numbers only
         if not float(value).is_integer():
             raise QuoteError(f"format {fmt!r} needs a whole number, got {value!r}")
         text = format(int(value), fmt)
+    elif re.fullmatch(r"\.\d+[eE]", fmt):  # scientific: always in the house form
+        text = scientific(value, int(fmt[1:-1]))
     else:
         text = format(value, fmt)
     if not isinstance(text, str) or not text:
         raise QuoteError(f"format {fmt!r} gave {text!r} for {value!r}")
-    return text
+    return text.replace("-", MINUS)
+
+
+def nice_limits(values: Sequence[float], *, log: bool = False, pad: float = 0.05) -> tuple[float, float]:
+    """Axis limits that show every value, rounded outward to two significant
+    digits, so a figure's bytes do not depend on digits below the printed
+    precision. ``log`` pads and rounds in decades."""
+    data = np.asarray(values, dtype=float)
+    data = data[np.isfinite(data)]
+    if log:
+        data = data[data > 0]
+    if data.size == 0:
+        raise ValueError("nice_limits: no finite values to show")
+    low, high = float(data.min()), float(data.max())
+    if log:
+        span = math.log10(high) - math.log10(low) or 1.0
+        low, high = low / 10 ** (pad * span), high * 10 ** (pad * span)
+        return _round_sig(low, 2, math.floor), _round_sig(high, 2, math.ceil)
+    span = (high - low) or abs(high) or 1.0
+    low, high = low - pad * span, high + pad * span
+    step = 10 ** (math.floor(math.log10(span)) - 1)  # two significant digits of the span
+    return round(math.floor(low / step) * step, 12), round(math.ceil(high / step) * step, 12)
+
+
+def _round_sig(value: float, digits: int, direction) -> float:
+    scale = 10 ** (math.floor(math.log10(abs(value))) - digits + 1)
+    return float(f"{direction(value / scale) * scale:.{digits}g}")
 
 
 @dataclass
@@ -268,11 +347,40 @@ class Section:
     page: str
     name: str
     seed_offset: int = 0
-    out_dir: Path | None = None  # figures/<page> by default
+    out_dir: Path | None = None  # figures/<page> for the page's own run
     echo: bool = True
+    # The tests run heavy sections in a reduced configuration (see choose).
+    reduced: bool = False
+    variant: str = NUMERIC_VARIANT
+    inputs_hash: str | None = None  # set by run_section from section_inputs
     quotes: dict[str, Quote] = field(default_factory=dict)
     claims: list[Claim] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
+    used_reduced: bool = False  # choose() picked the reduced configuration
+    _last_progress: float = -math.inf
+    _started: float = field(default_factory=lambda: time.perf_counter())
+
+    @property
+    def is_page_run(self) -> bool:
+        """The page's own run: seed offset 0 under the pinned numeric
+        environment, full configuration. Only it writes into figures/."""
+        return self.seed_offset == 0 and self.variant == numeric_env.PINNED and not self.reduced
+
+    def choose(self, *, full: Any, reduced: Any) -> Any:
+        """A setting of a heavy section: ``full`` on the page's run,
+        ``reduced`` (a handful of steps, the same code path) under the tests."""
+        if self.reduced:
+            self.used_reduced = True
+            return reduced
+        return full
+
+    def progress(self, message: str, *, force: bool = False) -> None:
+        """One progress line on stderr ("section: message"), at most one
+        every few seconds unless ``force`` (a run's end, with its time)."""
+        now = time.perf_counter()
+        if force or now - self._last_progress >= PROGRESS_EVERY:
+            self._last_progress = now
+            print(f"  {self.name} [{now - self._started:5.1f} s] {message}", file=sys.stderr, flush=True)
 
     # -- seeds ---------------------------------------------------------------
     def rng(self, seed: int) -> np.random.Generator:
@@ -294,12 +402,15 @@ class Section:
         rel_tol: float = 1e-9,
         abs_tol: float = 0.0,
         allow_inf: bool = False,
+        measured: bool = False,
     ) -> str | list[str]:
         """Register a number the page may quote, print it, return its text.
 
         ``value`` may be a scalar or a 1-D sequence (each element formatted
         with ``fmt``). ``rel_tol``/``abs_tol`` are the golden-record
         tolerances: tight by default, looser only with a stated reason.
+        ``measured`` marks a measurement of this machine (a timing): never
+        pinned, tested only through its claims.
         A NaN, an unexpected infinity or a reused name is an error.
         """
         if not QUOTE_NAME.match(name):
@@ -319,7 +430,7 @@ class Section:
         else:
             raw = [float(v) for v in array]
             text = [format_number(v, fmt) for v in raw]
-        quote = Quote(name, raw, text, rel_tol, abs_tol)
+        quote = Quote(name, raw, text, rel_tol, abs_tol, measured)
         self.quotes[name] = quote
         if self.echo:
             for printed, _, t in quote.items():
@@ -349,15 +460,34 @@ class Section:
         return list(quote.text)
 
     # -- claims --------------------------------------------------------------
-    def claim(self, statement: str, holds: bool, detail: str = "", *, every_seed: bool = True) -> bool:
+    def claim(self, statement: str, holds: bool, detail: str = "", *, every_seed: bool = True,
+              backs: Sequence[str] = ()) -> bool:
         """Record a statement the prose relies on; failures are collected and
-        raised together by ``run_section`` (so a seed report sees them all).
+        raised together by ``run_section`` (so the robustness report sees
+        them all). ``detail`` holds the measured values that decided it.
 
         ``every_seed=False`` marks a statement about the page's own run (seed
-        offset 0) that other seeds need not repeat; the prose must say so.
+        offset 0, every numeric variant) that other seeds need not repeat;
+        the prose must say so. ``backs`` lists exact phrases of the section's
+        prose that rest on this claim (see Claim).
         """
-        self.claims.append(Claim(statement, bool(holds), detail, every_seed))
+        if isinstance(backs, str):
+            backs = (backs,)
+        self.claims.append(Claim(statement, bool(holds), detail, every_seed, tuple(backs)))
         return bool(holds)
+
+    RELATIONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+    def claim_bound(self, subject: str, measured: float, relation: str, bound: float, *,
+                    fmt: str = "g", every_seed: bool = True, backs: Sequence[str] = ()) -> bool:
+        """Claim ``subject relation bound`` with the words made from the same
+        constant as the test, so a threshold cannot change while its
+        statement stays the same; the detail records the measured value."""
+        if relation not in self.RELATIONS:
+            raise ValueError(f"claim_bound: relation must be one of {', '.join(self.RELATIONS)}")
+        holds = bool(self.RELATIONS[relation](measured, bound))
+        return self.claim(f"{subject} {relation} {format(bound, fmt)}", holds,
+                          f"measured {measured:.6g}", every_seed=every_seed, backs=backs)
 
     def agree(self, what: str, a: Any, b: Any, *, rtol: float = 0.0, atol: float = 0.0) -> bool:
         """Claim that two computations of one quantity agree, e.g. a closed
@@ -371,10 +501,28 @@ class Section:
         )
         return self.claim(f"{what} agree within {bound or 'exactly'}", holds, f"largest gap {gap:.3g}")
 
+    def agreement_gaps(self) -> dict[str, int]:
+        """Per agreement claim, the decade of its largest gap (log10, floored,
+        gaps below 1e-18 as -18): the golden record pins it, so a cross-check
+        quietly moved to a coarser dtype is caught even within tolerance."""
+        gaps = {}
+        for c in self.claims:
+            if c.detail.startswith("largest gap "):
+                gap = float(c.detail.removeprefix("largest gap "))
+                gaps[c.statement] = math.floor(math.log10(max(gap, 1e-18)))
+        return gaps
+
     # -- figures -------------------------------------------------------------
     @property
     def figure_dir(self) -> Path:
-        return self.out_dir if self.out_dir is not None else FIGURES_DIR / self.page
+        """figures/<page> for the page's own run; any other run (seed
+        offset, numeric variant, reduced) goes under build/runs/."""
+        if self.out_dir is not None:
+            return self.out_dir
+        if self.is_page_run:
+            return FIGURES_DIR / self.page
+        kind = "reduced" if self.reduced else f"{self.variant}-seed{self.seed_offset}"
+        return OTHER_RUNS_DIR / kind / self.page
 
     def save_figure(self, fig: Figure, stem: str) -> Path:
         """Write ``<section>_<stem>.svg`` deterministically and atomically."""
@@ -393,20 +541,30 @@ class Section:
 
     def record(self) -> dict:
         """Everything the checker and the tests need, in registration order."""
-        return {
+        quotes = {}
+        for q in self.quotes.values():
+            quotes[q.name] = {"value": q.value, "text": q.text, "rel_tol": q.rel_tol, "abs_tol": q.abs_tol}
+            if q.measured:
+                quotes[q.name]["measured"] = True
+        record = {
             "page": self.page,
             "section": self.name,
             "seed_offset": self.seed_offset,
-            "quotes": {
-                q.name: {"value": q.value, "text": q.text, "rel_tol": q.rel_tol, "abs_tol": q.abs_tol}
-                for q in self.quotes.values()
-            },
+            "variant": self.variant,
+            "reduced": self.reduced,
+            "inputs_hash": self.inputs_hash,
+            "environment": numeric_env.record(),
+            "quotes": quotes,
             "claims": [
-                {"statement": c.statement, "holds": c.holds, "detail": c.detail, "every_seed": c.every_seed}
+                {"statement": c.statement, "holds": c.holds, "detail": c.detail, "every_seed": c.every_seed,
+                 **({"backs": list(c.backs)} if c.backs else {})}
                 for c in self.claims
             ],
             "figures": list(self.figures),
         }
+        if any(q.measured for q in self.quotes.values()):
+            record["measured_on"] = {"cpu": numeric_env.cpu_model(), **record["environment"]["packages"]}
+        return record
 
     def write_numbers(self) -> Path:
         """Write the numbers file via a temp file + rename: never half-written."""
@@ -414,10 +572,15 @@ class Section:
         return self.numbers_path
 
     def failed_claims(self) -> list[str]:
-        """Claims that fail here: all of them on the page's run (offset 0),
-        only the every-seed ones at other offsets."""
+        """Claims that fail here, each with the run and the measured values:
+        all of them at seed offset 0 (under any variant), only the every-seed
+        ones at other offsets. A reduced run asserts none: its few steps
+        test the code path, and its numbers are pinned instead."""
+        if self.reduced:
+            return []
+        run = f"seed offset {self.seed_offset}, variant {self.variant}"
         return [
-            c.statement + (f" ({c.detail})" if c.detail else "")
+            f"{c.statement} [{run}" + (f"; {c.detail}]" if c.detail else "]")
             for c in self.claims
             if not c.holds and (c.every_seed or self.seed_offset == 0)
         ]
@@ -466,8 +629,10 @@ _TORCH = None
 
 
 def import_torch():
-    """Import torch with one thread per process: parallel sections must not
-    fight over the two cores, and one thread fixes the order of every sum.
+    """Import torch with one thread per process (the numeric environment's
+    TORCH_NUM_THREADS): parallel sections must not fight over the two cores,
+    and one thread fixes the order of every sum. Says once if torch runs
+    other kernels than the pinned ones.
 
     (``torch.use_deterministic_algorithms`` is left alone: it concerns GPU
     kernels, and merely calling it imports torch's compiler, about a second.)
@@ -476,7 +641,12 @@ def import_torch():
     if _TORCH is None:
         import torch
 
-        torch.set_num_threads(1)
+        torch.set_num_threads(int(os.environ.get("TORCH_NUM_THREADS", "1")))
+        wanted = numeric_env.settings(NUMERIC_VARIANT)["ATEN_CPU_CAPABILITY"].upper()
+        running = torch.backends.cpu.get_cpu_capability().upper()
+        if numeric_env.can_honour_pin() and running != wanted and not os.environ.get(numeric_env.WARNED_ENV):
+            print(f"note: torch runs {running} kernels, not the pinned {wanted}", file=sys.stderr)
+            os.environ[numeric_env.WARNED_ENV] = "1"
         _TORCH = torch
     return _TORCH
 
@@ -508,16 +678,24 @@ def run_section(
     echo: bool = False,
     write: bool = True,
     raise_on_failed_claims: bool = True,
+    reduced: bool = False,
+    inputs_hash: str | None = None,
 ) -> Section:
     """Run one section module's ``compute`` (and ``draw`` if ``figures``).
 
-    Writes the numbers file when ``write``; raises ``ClaimsFailed`` naming
-    every failed claim unless ``raise_on_failed_claims`` is off (seed report).
-    A section whose claims fail writes no numbers file.
+    Writes the numbers file when ``write`` (into figures/ only for the
+    page's own run, see ``Section.figure_dir``); raises ``ClaimsFailed``
+    naming every failed claim unless ``raise_on_failed_claims`` is off
+    (robustness report). A section whose claims fail writes no numbers file.
+    ``inputs_hash`` is the hash of the inputs as they were when the run was
+    decided (the runner hashes before it imports); by default, now.
     """
     package, _, name = module.__name__.rpartition(".")
     page = page_config(package).PAGE
-    section = Section(page=page, name=name, seed_offset=seed_offset, out_dir=out_dir, echo=echo)
+    if inputs_hash is None:
+        inputs_hash = section_inputs.inputs_hash(package, name)
+    section = Section(page=page, name=name, seed_offset=seed_offset, out_dir=out_dir, echo=echo,
+                      reduced=reduced, inputs_hash=inputs_hash)
     results = module.compute(section)
     failed = section.failed_claims()
     if failed and raise_on_failed_claims:
@@ -546,6 +724,8 @@ def main(module_name: str) -> None:
     parser.add_argument("--no-figures", action="store_true",
                         help="compute and print only (writes no numbers file unless --out-dir is given)")
     parser.add_argument("--out-dir", type=Path, help="write figures and numbers here instead")
+    parser.add_argument("--reduced", action="store_true",
+                        help="the tests' reduced configuration of a heavy section (written under build/)")
     parser.add_argument("--quiet", action="store_true", help="do not print the quotes")
     args = parser.parse_args()
     if args.seed_offset is None:
@@ -554,7 +734,7 @@ def main(module_name: str) -> None:
         except ValueError:
             parser.error(f"${SEED_OFFSET_ENV} must be a whole number, got {os.environ[SEED_OFFSET_ENV]!r}")
     try:
-        run_section(
+        section = run_section(
             module,
             seed_offset=args.seed_offset,
             figures=not args.no_figures,
@@ -563,14 +743,28 @@ def main(module_name: str) -> None:
             # A numbers file must list the figures drawn with it: without
             # figures, write one only into a separate --out-dir.
             write=not args.no_figures or args.out_dir is not None,
+            reduced=args.reduced,
         )
-    except (ClaimsFailed, QuoteError) as error:
+    except (ClaimsFailed, QuoteError, section_inputs.InputError) as error:
         sys.exit(f"error: {error}")
+    except OSError as error:
+        sys.exit(f"error: cannot write {error.filename or 'the outputs'}: {error.strerror}")
+    if not section.is_page_run and (not args.no_figures or args.out_dir is not None):
+        print(f"note: not the page's own run (seed offset {section.seed_offset}, variant "
+              f"{section.variant}{', reduced' if section.reduced else ''}): wrote under "
+              f"{rel_path(section.figure_dir)}, not figures/", file=sys.stderr)
     # Everything is written: skip the interpreter's teardown, which takes
     # most of a second once torch is loaded.
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def rel_path(path: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,124 @@
+"""What a section's numbers depend on, and its content hash.
+
+A section is stale when the hash of its inputs differs from the hash its
+numbers file records; file times do not matter (a fresh clone reruns
+nothing). The inputs: the section script; the modules of its page package it
+imports, transitively (models, training loops); data files it declares in a
+module-level ``INPUTS = ("corpus/plays.txt.xz", ...)`` (paths relative to the
+package); the page package's ``__init__``; the shared machinery; the pins in
+requirements.txt of the packages that compute or draw (numpy, scipy,
+matplotlib, torch); and the numeric environment (see numeric_env).
+
+Light on purpose (ast and hashlib only): the page check and `make figures`
+with nothing to do must stay instant.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from pathlib import Path
+
+import numeric_env
+
+DIAGRAMS_DIR = Path(__file__).resolve().parent
+REPO_ROOT = DIAGRAMS_DIR.parents[1]
+REQUIREMENTS = REPO_ROOT / "requirements.txt"
+# The machinery every section runs through.
+SHARED_MODULES = ("section_kit.py", "numeric_env.py", "page_registry.py", "section_inputs.py",
+                  "figure_bounds.py")
+# The packages whose versions change numbers or SVG bytes.
+RESULT_PACKAGES = ("numpy", "scipy", "matplotlib", "torch", "threadpoolctl")
+
+
+class InputError(ValueError):
+    """A declared input that does not exist, or a script that does not parse."""
+
+
+def _parse(path: Path) -> ast.Module:
+    try:
+        return ast.parse(path.read_bytes(), filename=str(path))
+    except SyntaxError as error:
+        raise InputError(f"{path.relative_to(REPO_ROOT)}:{error.lineno}: syntax error: {error.msg}") from None
+
+
+def _local_imports(tree: ast.Module, package: str, package_dir: Path) -> set[str]:
+    """Modules of the same page package this module imports."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:  # from .x import y / from . import x
+                if module:
+                    names.add(module.split(".")[0])
+                else:
+                    names.update(alias.name for alias in node.names)
+            elif module.startswith(package + "."):
+                names.add(module.split(".")[1])
+            elif module == package:
+                names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith(package + "."):
+                    names.add(alias.name.split(".")[1])
+    return {n for n in names if (package_dir / f"{n}.py").exists()}
+
+
+def _declared_inputs(tree: ast.Module) -> list[str]:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "INPUTS" for t in node.targets):
+            try:
+                return list(ast.literal_eval(node.value))
+            except ValueError:
+                raise InputError("INPUTS must be a literal tuple of paths") from None
+    return []
+
+
+def section_inputs(package: str, name: str) -> list[Path]:
+    """Every file whose content decides this section's numbers, sorted."""
+    package_dir = DIAGRAMS_DIR / package
+    seen: set[str] = set()
+    files: set[Path] = set()
+    todo = [name]
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        path = package_dir / f"{module}.py"
+        if not path.exists():
+            raise InputError(f"{path.relative_to(REPO_ROOT)} does not exist")
+        files.add(path)
+        tree = _parse(path)
+        for declared in _declared_inputs(tree):
+            data = (package_dir / declared).resolve()
+            if not data.is_file():
+                raise InputError(f"{path.relative_to(REPO_ROOT)}: declared input {declared} does not exist")
+            files.add(data)
+        todo.extend(_local_imports(tree, package, package_dir) - seen)
+    files.add(package_dir / "__init__.py")
+    files.update(DIAGRAMS_DIR / m for m in SHARED_MODULES if (DIAGRAMS_DIR / m).exists())
+    return sorted(files)
+
+
+def result_pins() -> str:
+    """The requirements.txt lines of the packages that compute or draw."""
+    pattern = re.compile(rf"^({'|'.join(RESULT_PACKAGES)})\s*==", re.I)
+    try:
+        lines = REQUIREMENTS.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return ""
+    return "\n".join(sorted(line.strip() for line in lines if pattern.match(line.strip())))
+
+
+def inputs_hash(package: str, name: str, variant: str | None = None) -> str:
+    """sha256 over the inputs' paths and bytes, the result pins and the
+    numeric environment."""
+    digest = hashlib.sha256()
+    for path in section_inputs(package, name):
+        digest.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    digest.update(result_pins().encode() + b"\0")
+    digest.update(numeric_env.fingerprint(variant).encode())
+    return digest.hexdigest()
