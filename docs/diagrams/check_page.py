@@ -1,24 +1,38 @@
 """The page check behind `make check`: every number in a page's prose must be
-a number that the page section's own script printed.
+a number that the page section's own script printed, in the house style.
 
-Reads each page with markdown-it-py (the parser under MyST), splits it by its
-numbered `## N. Title` sections, and extracts every number in the prose
-(code blocks, inline code, link targets and image paths are skipped; image alt
-text counts as prose). Each number must equal the text of a quote registered
-by the section's scripts (`SECTION_SCRIPTS` in the page package), a quote the
-page declares shared, or a structural number the page allows ("section 4").
-It also reports quotes that nothing uses (neither prose, code nor figures).
+Reads each page with markdown-it-py (the parser under MyST) and MyST's dollar
+maths and colon fences, splits it by its numbered `## N. Title` sections, and
+extracts every number in the prose: paragraphs, lists, tables, headings,
+image alt text, maths (`$...$`, `$$...$$`), and the captions and text of
+colon-fence directives (`:::{figure}`, `:::{dropdown}`). Code (fenced,
+inline), link targets and directive options other than `:alt:` are skipped.
+Each number must equal the text of a quote registered by the section's
+scripts (`SECTION_SCRIPTS` in the page package), a quote the page declares
+shared, or a structural number the page allows ("section 4"). Inside maths,
+the integers 0, 1 and 2 and superscripts/subscripts are structural (the 2 in
+x², the ½ of a loss).
 
-A number that no script prints gets a suggestion: the quote whose golden text
-it equals (a stale number: the quote has moved on) or else the nearest printed
-value. `--fix` rewrites the stale ones whose new text is unambiguous.
-Exit status: 0 clean, 1 mismatches, 2 bad input (malformed page, missing
-numbers file).
+It refuses a page whose structure is broken (a registered section missing,
+empty, out of order or swallowed by a code block; an indented code block;
+prose hidden in a backtick-fenced directive), and numbers files that are not
+the page's own run or are stale for their inputs (a section that failed, or
+changed after its numbers were made). It checks the number style (minus
+sign, 4.77 × 10⁻⁶, 2⁻¹⁴⁹, thousands separators), that the prose still says
+what the claims back (`backs=` phrases), that each number is still the quote
+the golden record pinned at its place (so swapping two numbers or dropping a
+sign is caught), and lists quotes nothing uses.
+
+A number no script prints gets a suggestion: the quote whose golden text it
+equals (a stale number) or else the nearest printed value. `--fix` rewrites
+the stale ones whose new text is unambiguous. Exit status: 0 clean,
+1 mismatches, 2 bad input, 3 internal error.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import re
 import sys
@@ -26,25 +40,51 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from markdown_it import MarkdownIt
+from mdit_py_plugins.colon_fence import colon_fence_plugin
+from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from page_registry import page_config, page_packages
+import numeric_env
+import section_inputs
+from page_registry import PageNameError, package_for_page, page_config, page_packages
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DIAGRAMS_DIR = REPO_ROOT / "docs" / "diagrams"
-GOLDEN_DIR = REPO_ROOT / "tests" / "golden"  # <page>/<section>.json, written by make golden
+GOLDEN_DIR = REPO_ROOT / "tests" / "golden"  # <page>/<section>.json and <page>/page.json, by make golden
 UNICODE_MINUS = "\u2212"
+EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
-# One number as prose writes it: a power (2^-24), or a signed decimal with
-# optional thousands separators, exponent and percent sign. A number glued to
+SUP = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+_SUP_DIGITS = str.maketrans("0123456789-+", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺")
+_FROM_SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+
+# One number as prose writes it: 4.77 × 10⁻⁶ (house style), a power 2⁻¹⁴⁹, or
+# a signed decimal with optional thousands separators and percent sign; the
+# old forms 4.77e-06 and 2^-24 are read too, to be reported. A number glued to
 # a word ("float16", "x_3"), a decimal point or a caret is not a number.
+SIGN = r"[-+\u2212]?"
 NUMBER = re.compile(
-    r"(?<![\w.^])"
-    r"(?:\d+\^[-+\u2212]?\d+"
-    r"|[-+\u2212]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:[eE][-+\u2212]?\d+)?%?"
-    r"|[-+\u2212]?\.\d+(?:[eE][-+\u2212]?\d+)?%?)"
+    r"(?<![\w.^\u00b2\u00b3\u00b9\u2070-\u209f])"
+    rf"(?:{SIGN}\d+(?:\.\d+)? \u00d7 10[⁻⁺]?[{SUP}]+"  # 4.77 × 10⁻⁶
+    rf"|\d+[⁻⁺]?[{SUP}]+"  # 2⁻¹⁴⁹, 10⁶
+    r"|\d+\^[-+\u2212]?\d+"  # 2^-24 (old form, reported)
+    rf"|{SIGN}(?:\d{{1,3}}(?:,\d{{3}})+(?!\d)|\d+)(?:\.\d+)?(?:[eE][-+\u2212]?\d+)?%?"
+    rf"|{SIGN}\.\d+(?:[eE][-+\u2212]?\d+)?%?)"
 )
+# Numbers inside maths: plain decimals; m \times 10^{e} and powers of 2 and 10
+# read as prose writes them.
+MATH_SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*\\times\s*10\^\{?([-+\u2212]?\d+)\}?")
+MATH_POWER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\^\{?([-+\u2212]?\d+)\}?")
+MATH_NUMBER = re.compile(r"(?<![\w.^_\\])(?<!\^\{)(?<!_\{)\d+(?:\.\d+)?(?![\w])")
 SECTION_HEADING = re.compile(r"^(?P<n>\d+)\.\s+\S")
+HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s+\d+\.\s")
 SVG_COMMENT = re.compile(r"<!--(.*?)-->", re.S)
+# Directives whose body is prose; in a backtick fence MyST would still render
+# them, but the checker (rightly) reads backtick fences as code.
+PROSE_DIRECTIVES = {"figure", "dropdown", "note", "tip", "warning", "important", "admonition", "seealso",
+                    "tab-set", "tab-item", "card", "grid", "grid-item-card", "margin", "sidebar", "topic",
+                    "epigraph", "caution", "attention", "hint", "danger", "error"}
+CODE_DIRECTIVES = {"literalinclude", "code-block", "code", "code-cell", "math", "raw", "include", "eval-rst",
+                   "toctree", "list-table"}
 
 
 class PageError(Exception):
@@ -64,6 +104,12 @@ def as_float(text: str) -> float | None:
     """The value a number's text stands for (percent as a fraction)."""
     t = normalise(text).replace(",", "")
     try:
+        if " \u00d7 " in t:
+            mantissa, power = t.split(" \u00d7 ")
+            return float(mantissa) * 10.0 ** int(power[2:].translate(_FROM_SUP))
+        if any(c in SUP + "⁻⁺" for c in t):
+            base = t.rstrip(SUP + "⁻⁺")
+            return float(base) ** int(t[len(base):].translate(_FROM_SUP))
         if "^" in t:
             base, power = t.split("^")
             return float(base) ** float(power)
@@ -72,6 +118,26 @@ def as_float(text: str) -> float | None:
         return float(t)
     except (ValueError, OverflowError):
         return None
+
+
+def style_problem(token: str, seed_like: bool = False) -> str | None:
+    """How a prose number breaks the house number style, if it does
+    (``seed_like``: an argument such as rng(1212), written as code writes it)."""
+    if token.startswith("-"):
+        return f"write the minus sign: {UNICODE_MINUS}{token[1:]}"
+    if "^" in token:
+        base, power = token.split("^")
+        return f"write the power as {base}{power.translate(_SUP_DIGITS).replace('−', '⁻')}"
+    match = re.fullmatch(r"([-+\u2212]?[\d.]+)[eE]([-+\u2212]?\d+)", token)
+    if match:
+        mantissa, power = match.groups()
+        power = str(int(normalise(power)))
+        return f"write scientific numbers as {mantissa} \u00d7 10{power.translate(_SUP_DIGITS)}"
+    digits = re.fullmatch(r"[-+\u2212]?(\d+)(?:\.\d+)?%?", token)
+    if digits and len(digits.group(1)) >= 4 and not seed_like:
+        return f"write thousands separators: {int(digits.group(1)):,}" + token[len(digits.group(1)) + (
+            1 if token[0] in "-+\u2212" else 0):]
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -97,13 +163,40 @@ def quote_texts(quotes: dict) -> list[tuple[str, str]]:
     return items
 
 
-def load_json(path: Path, what: str, hint: str) -> dict:
+def load_json(path: Path, what: str, hint: str):
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise PageError(f"{rel(path)}: {what} is missing: {hint}") from None
+    except IsADirectoryError:
+        raise PageError(f"{rel(path)}: {what} is a directory, not a file: {hint}") from None
+    except UnicodeDecodeError as error:
+        raise PageError(f"{rel(path)}: byte {error.start}: {what} is not UTF-8: {hint}") from None
     except json.JSONDecodeError as error:
         raise PageError(f"{rel(path)}:{error.lineno}: {what} is not valid JSON ({error.msg}): {hint}") from None
+    except OSError as error:
+        raise PageError(f"{rel(path)}: cannot read {what} ({error.strerror})") from None
+
+
+def validate_record(record, path: Path, hint: str) -> dict:
+    """A numbers or golden record of the right shape, or one clear error."""
+    def bad(why: str):
+        return PageError(f"{rel(path)}: {why}: {hint}")
+
+    if not isinstance(record, dict) or not isinstance(record.get("quotes"), dict):
+        raise bad("not a numbers record (an object with a \"quotes\" object)")
+    for name, q in record["quotes"].items():
+        if not isinstance(q, dict) or "text" not in q or "value" not in q:
+            raise bad(f"quote {name!r} has no \"value\" and \"text\"")
+        text, value = q["text"], q["value"]
+        if isinstance(text, list):
+            if not all(isinstance(t, str) for t in text) or not isinstance(value, list) or len(value) != len(text):
+                raise bad(f"quote {name!r}: a vector needs as many text strings as values")
+        elif not isinstance(text, str):
+            raise bad(f"quote {name!r}: \"text\" must be a string, got {type(text).__name__}")
+    if not isinstance(record.get("figures", []), list) or not isinstance(record.get("claims", []), list):
+        raise bad("\"figures\" and \"claims\" must be lists")
+    return record
 
 
 def rel(path: Path) -> str:
@@ -124,6 +217,8 @@ class ProseNumber:
     token: str  # as written
     ordinal: int  # how many identical tokens precede it on the same line
     structural: bool = False
+    in_math: bool = False
+    seed_like: bool = False  # an argument such as rng(1212)
 
 
 @dataclass
@@ -139,34 +234,72 @@ class ParsedPage:
     path: Path
     sections: dict[int, int] = field(default_factory=dict)  # number -> heading line
     prose: list[ProseNumber] = field(default_factory=list)
-    code_numbers: set[str] = field(default_factory=set)
     code_blocks: list[CodeBlock] = field(default_factory=list)
+    text: dict[int, list[str]] = field(default_factory=dict)  # section -> its prose, for backed phrases
+    newline: str = "\n"
+
+
+def markdown_parser() -> MarkdownIt:
+    return (MarkdownIt("commonmark").enable("table")
+            .use(dollarmath_plugin, allow_space=True, double_inline=True)
+            .use(colon_fence_plugin))
+
+
+def read_page(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise PageError(f"{rel(path)}: the page does not exist") from None
+    except IsADirectoryError:
+        raise PageError(f"{rel(path)}: is a directory, not a page") from None
+    except OSError as error:
+        raise PageError(f"{rel(path)}: cannot read the page ({error.strerror})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise PageError(f"{rel(path)}:{line}: byte {column} of the line is not UTF-8 ({error.reason}); "
+                        "save the page as UTF-8") from None
 
 
 def parse_page(path: Path, structural: tuple[str, ...] = ()) -> ParsedPage:
     """Split the page into numbered sections and collect its prose numbers."""
-    try:
-        source = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PageError(f"{rel(path)}: the page does not exist") from None
-    except UnicodeDecodeError as error:
-        raise PageError(f"{rel(path)}: the page is not UTF-8 ({error.reason})") from None
+    source = read_page(path)
+    page = ParsedPage(path, newline="\r\n" if "\r\n" in source else "\n")
     lines = source.splitlines()
-    tokens = MarkdownIt("commonmark").enable("table").parse(source)
-    page = ParsedPage(path)
+    state = {"section": 0, "seen": {}}
     patterns = [re.compile(p) for p in structural]
-    section = 0
-    seen_on_line: dict[tuple[int, str], int] = {}
-    heading_level = None
+    walk_tokens(markdown_parser().parse(source), lines, 0, page, patterns, state)
+    return page
 
-    for index, token in enumerate(tokens):
-        if token.type in ("fence", "code_block"):
-            if token.type == "fence" and not fence_is_closed(token, lines):
-                raise PageError(
-                    f"{rel(path)}:{token.map[0] + 1}: code fence {token.markup!r} opened here is never closed"
-                )
-            page.code_numbers.update(normalise(m.group()) for m in numbers_in(token.content))
-            page.code_blocks.append(CodeBlock(section, token.map[0] + 1, token.info.strip(), token.content))
+
+def walk_tokens(tokens, lines: list[str], line_offset: int, page: ParsedPage, patterns, state) -> None:
+    path = page.path
+    heading_level = None
+    for token in tokens:
+        first_line = (token.map[0] + 1 + line_offset) if token.map else None
+        if token.type == "code_block":
+            raise PageError(f"{rel(path)}:{first_line}: an indented code block (four spaces): its numbers "
+                            "would go unchecked; unindent it, or fence real code with ```")
+        if token.type == "fence":
+            if not fence_is_closed(token, lines, line_offset):
+                raise PageError(f"{rel(path)}:{first_line}: code fence {token.markup!r} opened here is never closed")
+            swallowed = [i for i, l in enumerate(token.content.splitlines()) if HEADING_LINE.match(l)]
+            if swallowed:
+                raise PageError(f"{rel(path)}:{first_line + 1 + swallowed[0]}: a section heading inside the code "
+                                f"fence opened at line {first_line}: is a ``` missing or stray?")
+            directive = directive_name(token.info)
+            if directive in PROSE_DIRECTIVES:
+                raise PageError(f"{rel(path)}:{first_line}: write {{{directive}}} with a colon fence (:::), "
+                                "so its text is read as prose and checked")
+            page.code_blocks.append(CodeBlock(state["section"], first_line, token.info.strip(), token.content))
+            continue
+        if token.type == "colon_fence":
+            walk_directive(token, lines, line_offset, page, patterns, state)
+            continue
+        if token.type == "math_block":
+            collect_math(token.content, state["section"], first_line + 1, page, state)
             continue
         if token.type == "heading_open":
             heading_level = token.tag
@@ -181,66 +314,135 @@ def parse_page(path: Path, structural: tuple[str, ...] = ()) -> ParsedPage:
         if heading_level == "h2":
             match = SECTION_HEADING.match(content)
             if match is None:
-                raise PageError(
-                    f"{rel(path)}:{token.map[0] + 1}: a level-2 heading must be a numbered section "
-                    f"('## N. Title'), got {content!r}"
-                )
+                raise PageError(f"{rel(path)}:{first_line}: a level-2 heading must be a numbered section "
+                                f"('## N. Title'), got {content!r}")
             number = int(match.group("n"))
             if number in page.sections:
-                raise PageError(
-                    f"{rel(path)}:{token.map[0] + 1}: section {number} appears twice "
-                    f"(first at line {page.sections[number]})"
-                )
+                raise PageError(f"{rel(path)}:{first_line}: section {number} appears twice "
+                                f"(first at line {page.sections[number]})")
             if page.sections and number <= max(page.sections):
-                raise PageError(f"{rel(path)}:{token.map[0] + 1}: section {number} is out of order")
-            page.sections[number] = token.map[0] + 1
-            section = number
+                raise PageError(f"{rel(path)}:{first_line}: section {number} is out of order "
+                                f"(after section {max(page.sections)})")
+            page.sections[number] = first_line
+            state["section"] = number
             skip_prefix = len(match.group("n"))  # the heading's own number is structure
-        collect_inline(token, section, skip_prefix, patterns, page, seen_on_line)
-    return page
+        else:
+            page.text.setdefault(state["section"], []).append(content)
+        collect_inline(token, lines, line_offset, skip_prefix, patterns, page, state)
 
 
-def fence_is_closed(token, lines: list[str]) -> bool:
+def directive_name(info: str) -> str | None:
+    match = re.match(r"\s*\{([\w-]+)\}", info or "")
+    return match.group(1) if match else None
+
+
+def walk_directive(token, lines, line_offset, page: ParsedPage, patterns, state) -> None:
+    """A colon-fence directive: its `:alt:` option and its body are prose
+    (parsed as Markdown); other options and code directives are not."""
+    start = token.map[0] + line_offset  # 0-based line of the opening fence
+    name = directive_name(token.info)
+    if name in CODE_DIRECTIVES:
+        page.code_blocks.append(CodeBlock(state["section"], start + 1, token.info.strip(), token.content))
+        return
+    body_lines = token.content.splitlines()
+    skip = 0
+    for i, line in enumerate(body_lines):
+        option = re.match(r"^:([\w-]+):\s*(.*)$", line)
+        if option is None:
+            break
+        skip = i + 1
+        if option.group(1) == "alt":
+            page.text.setdefault(state["section"], []).append(option.group(2))
+            collect_text(option.group(2), state["section"], start + 2 + i, [], patterns, page, state)
+    body = "\n".join(body_lines[skip:])
+    walk_tokens(markdown_parser().parse(body), lines, start + 1 + skip, page, patterns, state)
+
+
+def fence_is_closed(token, lines: list[str], line_offset: int) -> bool:
     start, end = token.map
     if end - start < 2:
         return False
-    closing = lines[end - 1].strip()
+    index = end - 1 + line_offset
+    closing = lines[index].strip() if index < len(lines) else ""
     char = token.markup[0]
     return closing.startswith(token.markup) and set(closing) == {char}
 
 
-def collect_inline(token, section, skip_prefix, patterns, page: ParsedPage, seen_on_line) -> None:
-    line = token.map[0] + 1
+def collect_inline(token, lines, line_offset, skip_prefix, patterns, page: ParsedPage, state) -> None:
+    """Numbers of one inline token, each with its true line: text children are
+    located in the source, so a code span or link spanning lines cannot
+    shift the line numbers of what follows."""
+    start = token.map[0] + line_offset
+    source = "\n".join(lines[start:token.map[1] + line_offset])
+    cursor = 0
+    line = start + 1
     first = True
     for child in token.children or []:
         if child.type in ("softbreak", "hardbreak"):
-            line += 1
+            found = source.find("\n", cursor)
+            if found >= 0:
+                cursor = found + 1
+                line = start + 1 + source.count("\n", 0, cursor)
             continue
-        if child.type == "code_inline":
-            page.code_numbers.update(normalise(m.group()) for m in numbers_in(child.content))
+        if child.type == "math_inline" or child.type == "math_inline_double":
+            collect_math(child.content, state["section"], line, page, state)
             continue
         if child.type == "image":
-            # The path is not prose; the alt text is (its children).
-            texts = [c.content for c in child.children or [] if c.type == "text"]
+            texts = [c.content for c in child.children or [] if c.type == "text"]  # alt text is prose
         elif child.type == "text":
             texts = [child.content]
         else:
             continue
         for text in texts:
-            for match in numbers_in(text):
-                if first and skip_prefix and match.start() == 0:
-                    continue
-                raw = match.group()
-                key = (line, raw)
-                ordinal = seen_on_line.get(key, 0)
-                seen_on_line[key] = ordinal + 1
-                structural = any(
-                    m.start("n") <= match.start() and match.end() <= m.end("n")
-                    for p in patterns
-                    for m in p.finditer(text)
-                )
-                page.prose.append(ProseNumber(section, line, raw, ordinal, structural))
+            found = source.find(text, cursor) if text else -1
+            if found >= 0:
+                line = start + 1 + source.count("\n", 0, found)
+                cursor = found + len(text)
+            collect_text(text, state["section"], line, [skip_prefix] if first else [], patterns, page, state)
             first = False
+
+
+def collect_text(text, section, line, skip_prefix, patterns, page: ParsedPage, state) -> None:
+    for match in numbers_in(text):
+        if skip_prefix and skip_prefix[0] and match.start() == 0:
+            continue
+        raw = match.group()
+        structural = any(m.start("n") <= match.start() and match.end() <= m.end("n")
+                         for p in patterns for m in p.finditer(text))
+        add_number(page, state, section, line, raw, structural, in_math=False,
+                   seed_like=bool(re.search(r"\w\($", text[:match.start()])))
+
+
+def collect_math(content: str, section: int, line: int, page: ParsedPage, state) -> None:
+    """Numbers inside maths, read as prose writes them: 1.19 \\times 10^{-7}
+    as 1.19 × 10⁻⁷, 10^{-6} and 2^{20} as 10⁻⁶ and 2²⁰; in 1.07^2 the base is
+    the number and the exponent structure. Other superscripts and subscripts,
+    and the integers 0, 1 and 2, are structure (the 2 in x², the ½ of a loss)."""
+    page.text.setdefault(section, []).append(content)
+    covered: list[tuple[int, int]] = []
+    for m in MATH_SCIENTIFIC.finditer(content):
+        power = normalise(m.group(2)).translate(_SUP_DIGITS)
+        add_number(page, state, section, line, f"{m.group(1)} \u00d7 10{power}", False, in_math=True)
+        covered.append((m.start(), m.end()))
+    for m in MATH_POWER.finditer(content):
+        if any(a <= m.start() < b for a, b in covered):
+            continue
+        base, power = m.group(1), normalise(m.group(2))
+        if base in ("2", "10"):
+            add_number(page, state, section, line, base + power.translate(_SUP_DIGITS), False, in_math=True)
+            covered.append((m.start(), m.end()))
+    for m in MATH_NUMBER.finditer(content):
+        if any(a <= m.start() < b for a, b in covered):
+            continue
+        structural = m.group() in ("0", "1", "2")
+        add_number(page, state, section, line, m.group(), structural, in_math=True)
+
+
+def add_number(page: ParsedPage, state, section, line, raw, structural, in_math, seed_like=False) -> None:
+    key = (line, raw)
+    ordinal = state["seen"].get(key, 0)
+    state["seen"][key] = ordinal + 1
+    page.prose.append(ProseNumber(section, line, raw, ordinal, structural, in_math, seed_like))
 
 
 # ---------------------------------------------------------------------------
@@ -249,7 +451,7 @@ def collect_inline(token, section, skip_prefix, patterns, page: ParsedPage, seen
 
 @dataclass
 class Finding:
-    line: int | None  # None: about a quote, not a line of the page
+    line: int | None  # None: about a quote or a section, not a line of the page
     message: str
     fix: tuple[int, str, int, str] | None = None  # (line, old token, ordinal, new text)
 
@@ -257,6 +459,7 @@ class Finding:
 @dataclass
 class Report:
     page_path: Path
+    page: str = ""
     findings: list[Finding] = field(default_factory=list)
     numbers_checked: int = 0
 
@@ -265,10 +468,13 @@ class Report:
         return not self.findings
 
     def lines(self) -> list[str]:
-        out = []
+        out, seen = [], set()
         for f in sorted(self.findings, key=lambda f: (f.line is None, f.line or 0)):
             where = f"{rel(self.page_path)}:{f.line}" if f.line is not None else rel(self.page_path)
-            out.append(f"{where}: {f.message}")
+            line = f"{where}: {f.message}"
+            if line not in seen:  # one finding, said once
+                seen.add(line)
+                out.append(line)
         return out
 
 
@@ -279,38 +485,59 @@ def check_page(
     numbers_dir: Path | None = None,
     golden_dir: Path | None = None,
     only_section: int | None = None,
+    check_hashes: bool | None = None,
 ) -> Report:
     """Check one page against its scripts' numbers files.
 
     ``only_section`` checks a draft that holds a single section.
+    ``check_hashes`` (default: for the real numbers files) compares each
+    numbers file's inputs hash with its inputs now.
     """
     page_path = Path(page_path or REPO_ROOT / config.PAGE_FILE)
+    real_numbers = numbers_dir is None
     numbers_dir = Path(numbers_dir or REPO_ROOT / "figures" / config.PAGE / "numbers")
     golden_dir = Path(golden_dir or GOLDEN_DIR / config.PAGE)
+    check_hashes = real_numbers if check_hashes is None else check_hashes
     page = parse_page(page_path, tuple(config.STRUCTURAL))
-    report = Report(page_path)
+    report = Report(page_path, config.PAGE)
+    package = getattr(config, "__name__", "")
 
     if only_section is not None and set(page.sections) != {only_section}:
         raise PageError(f"{rel(page_path)}: a draft of section {only_section} must hold exactly that section")
     for number, line in page.sections.items():
         if number not in config.SECTION_SCRIPTS:
-            raise PageError(
-                f"{rel(page_path)}:{line}: section {number} has no entry in SECTION_SCRIPTS "
-                f"of docs/diagrams/{config.__name__}/__init__.py"
-            )
+            raise PageError(f"{rel(page_path)}:{line}: section {number} has no entry in SECTION_SCRIPTS "
+                            f"of docs/diagrams/{package}/__init__.py")
+    expected = [only_section] if only_section is not None else sorted(config.SECTION_SCRIPTS)
+    missing = [n for n in expected if n not in page.sections]
+    if missing:
+        raise PageError(f"{rel(page_path)}: section(s) {', '.join(map(str, missing))} missing: the page must have "
+                        f"every section of SECTION_SCRIPTS ({', '.join(map(str, expected))}), each as '## N. Title'")
+    empty = [n for n in page.sections if not "".join(page.text.get(n, [])).strip()]
+    if empty:
+        raise PageError(f"{rel(page_path)}:{page.sections[empty[0]]}: section {empty[0]} has no prose")
 
     scripts = {s for n in page.sections for s in config.SECTION_SCRIPTS[n]}
     shared = {entry.partition(".")[0] for entry in config.SHARED_QUOTES}
-    records = {
-        script: load_json(numbers_dir / f"{script}.json", f"the numbers of {script}", "run `make figures` first")
-        for script in sorted(scripts | shared)
-    }
+    hint = "run `make figures`"
+    records = {}
+    for script in sorted(scripts | shared):
+        path = numbers_dir / f"{script}.json"
+        records[script] = validate_record(load_json(path, f"the numbers of {script}", f"{hint} first"), path, hint)
+        refuse_other_runs(records[script], path)
     numbers = {script: record["quotes"] for script, record in records.items()}
     golden = {}
     for script in sorted(scripts | shared):
         path = golden_dir / f"{script}.json"
         if path.exists():
-            golden[script] = load_json(path, f"the golden record of {script}", "run `make golden`")["quotes"]
+            golden[script] = validate_record(load_json(path, f"the golden record of {script}", "run `make golden`"),
+                                             path, "run `make golden`")["quotes"]
+
+    if check_hashes:
+        for script in sorted(scripts | shared):
+            finding = stale_inputs(package, script, records[script])
+            if finding:
+                report.findings.append(finding)
 
     shared_texts = []
     for entry in config.SHARED_QUOTES:
@@ -320,48 +547,184 @@ def check_page(
         shared_texts += [QuoteText(script, n, t) for n, t in quote_texts({name: numbers[script][name]})]
 
     def allowed(section: int) -> list[QuoteText]:
-        own = [
-            QuoteText(script, n, t)
-            for script in config.SECTION_SCRIPTS.get(section, ())
-            for n, t in quote_texts(numbers[script])
-        ]
+        own = [QuoteText(script, n, t) for script in config.SECTION_SCRIPTS.get(section, ())
+               for n, t in quote_texts(numbers[script])]
         return own + shared_texts
 
     allowed_by_section = {n: allowed(n) for n in set(page.sections) | {0}}
-    used_texts: dict[int, set[str]] = {n: set() for n in allowed_by_section}
+    used: set[tuple[str, str]] = set()  # (script, element name)
+    binding: list[tuple[int, int, str, list[str]]] = []  # (section, line, token, quote ids)
 
     for number in page.prose:
         if number.structural:
             continue
         report.numbers_checked += 1
         token = normalise(number.token)
-        candidates = allowed_by_section[number.section]
-        if any(c.text == token for c in candidates):
-            used_texts[number.section].add(token)
+        candidates = [c for c in allowed_by_section[number.section] if c.text == token]
+        if candidates:
+            used.update((c.script, c.name) for c in candidates)
+            binding.append((number.section, number.line, number.token,
+                            sorted(f"{c.script}.{c.name}" for c in candidates)))
+            if not number.in_math:
+                problem = style_problem(number.token, number.seed_like)
+                if problem:
+                    report.findings.append(Finding(number.line, f"{number.token} in {where_of(number)}: {problem} "
+                                                   "(number style, README)"))
             continue
-        report.findings.append(unmatched(number, token, config, golden, numbers, candidates))
+        finding, stale = unmatched(number, token, config, golden, numbers, allowed_by_section[number.section])
+        report.findings.append(finding)
+        used.update(stale)
+        binding.append((number.section, number.line, number.token, sorted(f"{s}.{n}" for s, n in stale)))
 
-    # Quotes nothing uses: not in the prose of a section allowed to use them,
-    # not in a code block, not drawn in the script's figures.
+    report.findings += check_backed_phrases(page, config, records)
+    if only_section is None:
+        report.findings += check_binding(golden_dir / "page.json", binding, page)
+
+    # Quotes nothing uses: not in the prose of a section allowed to use them
+    # and not drawn in the script's figures (a code block does not count).
     figure_dir = numbers_dir.parent
     for script in sorted(scripts):
         record = records[script]
         drawn = figure_strings(figure_dir, record.get("figures", []))
         in_figures = {normalise(m.group()) for string in drawn for m in numbers_in(string)}
         sections_using = [n for n in page.sections if script in config.SECTION_SCRIPTS[n]]
-        in_prose = set().union(*(used_texts[n] for n in sections_using)) if sections_using else set()
         for name, text in quote_texts(record["quotes"]):
-            if text in in_prose or text in in_figures or text in page.code_numbers:
+            if (script, name) in used or text in in_figures:
                 continue
             if not is_number(text) and any(text in string for string in drawn):
                 continue  # a non-numeric text such as "inf", drawn as it is
             report.findings.append(Finding(
                 None,
                 f"{script}.{name} ({text}) is used nowhere: not in the prose of section "
-                f"{', '.join(map(str, sections_using))}, its figures or a code block; "
-                f"quote it or stop registering it",
+                f"{', '.join(map(str, sections_using))} or its figures; quote it or stop registering it",
             ))
     return report
+
+
+def where_of(number: ProseNumber) -> str:
+    return f"section {number.section}" if number.section else "the introduction"
+
+
+def refuse_other_runs(record: dict, path: Path) -> None:
+    """Only the page's own run may feed the page: not another seed offset, a
+    numeric variant or a reduced run."""
+    offset = record.get("seed_offset", 0)
+    variant = record.get("variant", numeric_env.PINNED)
+    if offset != 0 or variant != numeric_env.PINNED or record.get("reduced"):
+        what = (f"seed offset {offset}" if offset != 0 else
+                f"numeric variant {variant}" if variant != numeric_env.PINNED else "the reduced test configuration")
+        raise PageError(f"{rel(path)}: made at {what}, not by the page's own run; the page must not quote "
+                        "it: run `make -B figures` to remake the page's run")
+
+
+def stale_inputs(package: str, script: str, record: dict) -> Finding | None:
+    if not package:
+        return None
+    try:
+        current = section_inputs.inputs_hash(package, script, numeric_env.PINNED)
+    except section_inputs.InputError as error:
+        return Finding(None, f"{script}: {error}")
+    if record.get("inputs_hash") != current:
+        return Finding(None, f"{script}'s numbers are stale: its inputs changed since they were made, or its "
+                             "last run failed; run `make figures`")
+    return None
+
+
+def check_backed_phrases(page: ParsedPage, config, records: dict) -> list[Finding]:
+    """Each phrase a claim backs must still be in its section's prose."""
+    findings = []
+    for number, scripts in config.SECTION_SCRIPTS.items():
+        if number not in page.sections:
+            continue
+        text = " ".join(" ".join(page.text.get(number, [])).split())
+        for script in scripts:
+            for claim in records.get(script, {}).get("claims", []):
+                for phrase in claim.get("backs", []):
+                    if " ".join(phrase.split()) not in text:
+                        findings.append(Finding(page.sections[number], (
+                            f"section {number} no longer says {phrase!r}, which {script}'s claim "
+                            f"\"{claim['statement']}\" backs: restore the words, or change the claim")))
+    return findings
+
+
+def check_binding(pinned_path: Path, binding: list, page: ParsedPage) -> list[Finding]:
+    """Each prose number must still be the quote pinned at its place (the
+    golden record's page.json, written by `make golden`)."""
+    if not pinned_path.exists():
+        return [Finding(None, f"{rel(pinned_path)} is missing: `make golden` pins which quote each number of "
+                              "the page is")]
+    pinned = load_json(pinned_path, "the pinned prose numbers", "run `make golden`")
+    if not isinstance(pinned, dict) or not isinstance(pinned.get("numbers"), list):
+        raise PageError(f"{rel(pinned_path)}: not a pinned page record: run `make golden`")
+    old = [(n["section"], n["quotes"], n["token"]) for n in pinned["numbers"]]
+    new = [(section, quotes, token, line) for section, line, token, quotes in binding]
+    findings = []
+    hint = "if the prose change is intended, `make golden` re-pins it"
+
+    def key(entry):  # a number's identity: its section and the quotes it can be
+        return (entry[0], tuple(entry[1]))
+
+    matcher = difflib.SequenceMatcher(a=[key(e) for e in old], b=[key(e) for e in new], autojunk=False)
+    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        # A stale or unknown number (no quotes) is reported on its own already.
+        changed = [e for e in new[b0:b1] if e[1]]
+        if not changed and op != "delete":
+            continue
+        if op == "delete":
+            gone = ", ".join(e[2] for e in old[a0:a1])
+            line = new[b0][3] if b0 < len(new) else None
+            findings.append(Finding(line, f"number(s) {gone} pinned here in section {old[a0][0]} are gone; {hint}"))
+            continue
+        for entry in changed:
+            was = [e for e in old[a0:a1] if e[0] == entry[0]]
+            detail = (f"the pinned page has {', '.join(e[2] + ' (' + '/'.join(e[1]) + ')' for e in was)} here"
+                      if was else "it is new here")
+            findings.append(Finding(entry[3], (
+                f"{entry[2]} ({'/'.join(entry[1])}) in section {entry[0]} is not the number pinned at this "
+                f"place: {detail}; {hint}")))
+    counts_old = {}
+    for e in old:
+        counts_old[e[0]] = counts_old.get(e[0], 0) + 1
+    counts_new = {}
+    for e in new:
+        counts_new[e[0]] = counts_new.get(e[0], 0) + 1
+    for section, count in counts_old.items():
+        if counts_new.get(section, 0) < count // 2:
+            findings.append(Finding(page.sections.get(section), (
+                f"section {section} quotes {counts_new.get(section, 0)} numbers; the pinned page has {count} "
+                "here: is part of it missing?")))
+    return findings
+
+
+def pinned_binding(config, report_binding_only: bool = True, **paths) -> dict:
+    """The page's numbers in order with the quotes each is, for `make golden`."""
+    page_path = Path(paths.get("page_path") or REPO_ROOT / config.PAGE_FILE)
+    page = parse_page(page_path, tuple(config.STRUCTURAL))
+    numbers_dir = Path(paths.get("numbers_dir") or REPO_ROOT / "figures" / config.PAGE / "numbers")
+    texts = {}
+    for n, scripts in config.SECTION_SCRIPTS.items():
+        for script in scripts:
+            path = numbers_dir / f"{script}.json"
+            record = validate_record(load_json(path, f"the numbers of {script}", "run `make figures` first"),
+                                     path, "run `make figures`")
+            texts[script] = quote_texts(record["quotes"])
+    shared = []
+    for entry in config.SHARED_QUOTES:
+        script, _, name = entry.partition(".")
+        path = numbers_dir / f"{script}.json"
+        record = load_json(path, f"the numbers of {script}", "run `make figures` first")
+        shared += [(script, n, t) for n, t in quote_texts({name: record["quotes"][name]})]
+    out = []
+    for number in page.prose:
+        if number.structural:
+            continue
+        token = normalise(number.token)
+        quotes = sorted({f"{s}.{n}" for s in config.SECTION_SCRIPTS.get(number.section, ())
+                         for n, t in texts[s] if t == token} | {f"{s}.{n}" for s, n, t in shared if t == token})
+        out.append({"section": number.section, "token": number.token, "quotes": quotes})
+    return {"page": config.PAGE, "numbers": out}
 
 
 def is_number(text: str) -> bool:
@@ -377,13 +740,16 @@ def figure_strings(figure_dir: Path, figures: list[str]) -> list[str]:
             svg = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise PageError(f"{rel(path)}: figure listed in the numbers file is missing: run `make figures`") from None
+        except (OSError, UnicodeDecodeError):
+            raise PageError(f"{rel(path)}: figure cannot be read as UTF-8 SVG: run `make figures`") from None
         found += [comment.strip() for comment in SVG_COMMENT.findall(svg)]
     return found
 
 
-def unmatched(number: ProseNumber, token: str, config, golden, numbers, candidates) -> Finding:
-    """Explain a prose number no script prints, with the most useful fix."""
-    where = f"section {number.section}" if number.section else "the introduction"
+def unmatched(number: ProseNumber, token: str, config, golden, numbers, candidates):
+    """Explain a prose number no script prints, with the most useful fix.
+    Returns the finding and the quotes it stands for (a stale number)."""
+    where = where_of(number)
     stale = []
     for script in config.SECTION_SCRIPTS.get(number.section, ()):
         old_texts = dict(quote_texts(golden.get(script, {})))
@@ -392,12 +758,14 @@ def unmatched(number: ProseNumber, token: str, config, golden, numbers, candidat
             if old == token and name in new_texts and new_texts[name] != old:
                 stale.append((script, name, new_texts[name]))
     if stale:
-        described = "; ".join(f"{s}.{n} was {token}, now {new}" for s, n, new in stale)
+        described = "; ".join(f"{s}.{n} was {number.token}, now {new.replace('-', UNICODE_MINUS)}"
+                              for s, n, new in stale)
         news = {new for _, _, new in stale}
         fix = (number.line, number.token, number.ordinal, news.pop()) if len(news) == 1 else None
         hint = " (`make fix` applies it)" if fix else " (ambiguous: fix by hand)"
-        return Finding(number.line, f"stale number {number.token} in {where}: {described}{hint}", fix)
-    message = f"{number.token} in {where} is not a number its scripts print"
+        return Finding(number.line, f"stale number {number.token} in {where}: {described}{hint}", fix), \
+            [(s, n) for s, n, _ in stale]
+    message = f"{number.token} in {where}{' (in maths)' if number.in_math else ''} is not a number its scripts print"
     value = as_float(token)
     scored = [
         (abs(as_float(c.text) - value) / max(abs(value), 1e-300), c)
@@ -406,68 +774,96 @@ def unmatched(number: ProseNumber, token: str, config, golden, numbers, candidat
     ]
     if scored:
         _, nearest = min(scored, key=lambda sc: sc[0])
-        message += f"; nearest printed: {nearest.script}.{nearest.name} = {nearest.text}"
+        message += f"; nearest printed: {nearest.script}.{nearest.name} = {nearest.text.replace('-', UNICODE_MINUS)}"
     elif not candidates:
         message += f" (no script serves {where}; is it a structural number to allow?)"
-    return Finding(number.line, message)
+    return Finding(number.line, message), []
 
 
 def apply_fixes(path: Path, findings: list[Finding]) -> int:
-    """Replace each stale token on its line; returns how many were fixed."""
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    """Replace each stale token on its line, keeping the file's line endings;
+    writes (atomically) only when something changed. Returns how many."""
+    from section_kit import atomic_write  # the one atomic writer (loads matplotlib: only for --fix)
+
+    source = read_page(path)
+    lines = source.splitlines(keepends=True)
     fixed = 0
     for finding in findings:
         if finding.fix is None:
             continue
         line, old, ordinal, new = finding.fix
+        if line - 1 >= len(lines):
+            continue
         matches = [m for m in numbers_in(lines[line - 1]) if m.group() == old]
         if ordinal < len(matches):
             m = matches[ordinal]
-            new_text = new.replace("-", UNICODE_MINUS) if old.startswith(UNICODE_MINUS) else new
+            new_text = new.replace("-", UNICODE_MINUS)
             lines[line - 1] = lines[line - 1][: m.start()] + new_text + lines[line - 1][m.end():]
             fixed += 1
-    path.write_text("".join(lines), encoding="utf-8")
+            finding.fix = None
+    if fixed:
+        with atomic_write(path, "wb") as out:
+            out.write("".join(lines).encode("utf-8"))
     return fixed
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    parser.add_argument("pages", nargs="*", help="page packages under docs/diagrams (default: all)")
+    parser.add_argument("pages", nargs="*", help="pages by slug or package name (default: every page)")
     parser.add_argument("--fix", action="store_true", help="rewrite stale numbers whose new text is unambiguous")
     parser.add_argument(
         "--section-draft", nargs=2, metavar=("N", "FILE"),
         help="check a draft file holding only section N of the page",
     )
     args = parser.parse_args(argv)
-    packages = args.pages or page_packages()
+    try:
+        packages = [package_for_page(p) for p in args.pages] if args.pages else page_packages()
+    except PageNameError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.section_draft and len(packages) != 1:
-        parser.error("--section-draft needs exactly one page package")
+        parser.error("--section-draft needs exactly one page")
     draft = {}
     if args.section_draft:
-        draft = {"only_section": int(args.section_draft[0]), "page_path": Path(args.section_draft[1])}
-    status = 0
+        try:
+            draft = {"only_section": int(args.section_draft[0]), "page_path": Path(args.section_draft[1])}
+        except ValueError:
+            parser.error("--section-draft N must be a section number")
+    status = EXIT_OK
     for package in packages:
         try:
             config = page_config(package)
             report = check_page(config, **draft)
             if args.fix:
                 fixed = apply_fixes(report.page_path, report.findings)
+                print(f"{rel(report.page_path)}: fixed {fixed} stale number(s)" if fixed
+                      else f"{rel(report.page_path)}: nothing `make fix` can fix; the page is unchanged")
                 if fixed:
-                    print(f"{rel(report.page_path)}: fixed {fixed} stale number(s)")
                     report = check_page(config, **draft)
+                for finding in report.findings:  # what is left is for the author
+                    finding.message = finding.message.replace("(`make fix` applies it)",
+                                                              "(`make fix` could not apply it: fix by hand)")
         except PageError as error:
             print(f"error: {error}", file=sys.stderr)
-            status = max(status, 2)
+            status = max(status, EXIT_BAD_INPUT)
             continue
         for line in report.lines():
             print(line)
+        name = getattr(config, "PAGE", package)
         if report.ok:
-            print(f"{rel(report.page_path)}: all {report.numbers_checked} numbers match their scripts")
+            print(f"{name}: all {report.numbers_checked} numbers match their scripts")
         else:
-            print(f"{rel(report.page_path)}: {len(report.findings)} problem(s)", file=sys.stderr)
-            status = max(status, 1)
+            print(f"{name}: {len(report.lines())} problem(s) in {rel(report.page_path)}", file=sys.stderr)
+            status = max(status, EXIT_MISMATCH)
     return status
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as error:  # noqa: BLE001  (a bug here, not the user's input)
+        print(f"internal error in check_page.py: {type(error).__name__}: {error} (please report it)",
+              file=sys.stderr)
+        sys.exit(EXIT_INTERNAL)

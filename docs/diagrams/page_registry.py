@@ -2,7 +2,10 @@
 
 A page is a package under docs/diagrams/ (a folder with an __init__.py that
 names the page and maps its numbered sections to scripts); its section
-scripts are the other modules of that folder. Imports nothing heavy, so the
+scripts are the modules of that folder its SECTION_SCRIPTS names (other
+modules are the page's shared code: models, training loops). This is the
+one place pages are registered: the runner, the checker, the tests, the
+robustness report and the site all ask here. Imports nothing heavy, so the
 page check stays fast.
 """
 
@@ -15,18 +18,39 @@ from pathlib import Path
 DIAGRAMS_DIR = Path(__file__).resolve().parent
 
 
+class PageNameError(ValueError):
+    """A name that is not a registered page."""
+
+
 def page_packages() -> list[str]:
     """The page packages, by folder name."""
     return sorted(p.parent.name for p in DIAGRAMS_DIR.glob("*/__init__.py"))
 
 
 def page_config(package: str):
-    """The page package's __init__: PAGE, PAGE_FILE, SECTION_SCRIPTS, ..."""
+    """The page package's __init__: PAGE, PAGE_FILE, SECTION_SCRIPTS, ...
+    Only registered page packages are imported (never an arbitrary module)."""
+    if package not in page_packages():
+        raise PageNameError(f"no page package named {package!r} under docs/diagrams "
+                            f"(pages: {', '.join(page_packages()) or 'none'})")
     if str(DIAGRAMS_DIR) not in sys.path:
         sys.path.insert(0, str(DIAGRAMS_DIR))
     return importlib.import_module(package)
 
 
+def package_for_page(name: str) -> str:
+    """The package of a page given by slug ("normalisation-layers") or package name."""
+    for package in page_packages():
+        if name in (package, page_config(package).PAGE):
+            return package
+    slugs = ", ".join(page_config(p).PAGE for p in page_packages())
+    raise PageNameError(f"no page named {name!r} (pages: {slugs})")
+
+
 def section_scripts(package: str) -> list[str]:
-    """The section scripts of a page package, by module name."""
-    return sorted(p.stem for p in (DIAGRAMS_DIR / package).glob("*.py") if p.stem != "__init__")
+    """The section scripts of a page package, by module name: the scripts
+    its SECTION_SCRIPTS names, in file-name order."""
+    config = page_config(package)
+    named = {s for scripts in config.SECTION_SCRIPTS.values() for s in scripts}
+    named.update(getattr(config, "EXTRA_SCRIPTS", ()))
+    return sorted(named)

@@ -1,44 +1,55 @@
-"""Run page-section scripts fast: import the heavy libraries once, then fork
-one worker per section, as many at a time as there are cores.
+"""`make figures`: rerun the page sections whose inputs changed, fast.
 
-`make figures` calls this with `--stale`: a section reruns when its numbers
-file is missing or older than its script, a section script it imports, the
-shared module, the page package or the installed requirements (the same rule
-make applies). `--all` reruns everything (`make -B figures`). Each worker is a
-forked copy of this process, so numpy, matplotlib and torch are imported once
-rather than once per section; torch runs one thread per worker.
+A section is stale when the hash of its inputs (section_inputs: its script,
+the page modules it imports, declared data files, the shared machinery, the
+result-deciding pins, the numeric environment) differs from the hash its
+numbers file records; file times do not matter, so a fresh clone reruns
+nothing. `--all` reruns everything (`make -B figures`). Deciding staleness
+imports nothing heavy, so "nothing to do" is instant.
+
+Stale sections run in forked workers, as many at a time as there are cores:
+the parent imports numpy, matplotlib and torch once, in stages, and forks
+each section as soon as what it needs is loaded, longest first. One
+section's syntax or import error, or failed claim, fails that section only.
+Each section is announced when it starts and when it ends, with its time.
+
+Safe to interrupt: outputs are written atomically, an interrupted or killed
+run (Ctrl-C, SIGTERM, or its `make` killed) stops its workers, which remove
+their temp files; a second concurrent run waits for the first.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import ctypes
+import fcntl
 import io
 import json
-import multiprocessing
-import multiprocessing.connection
 import os
-import re
+import signal
 import sys
 import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-# Sections run side by side, one per core: BLAS threads would only fight
-# over the cores (and spin while they wait). Set before numpy loads.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 DIAGRAMS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = DIAGRAMS_DIR.parents[1]
 sys.path.insert(0, str(DIAGRAMS_DIR))
 
-import section_kit  # noqa: E402  (after the path set-up)
-from page_registry import page_packages, section_scripts  # noqa: E402
+import numeric_env  # noqa: E402  (light; section_kit applies it before numpy)
+import section_inputs  # noqa: E402
+from page_registry import PageNameError, page_config, page_packages, section_scripts  # noqa: E402
 
-VENV_STAMP = REPO_ROOT / ".venv" / ".requirements-installed"
-# Last wall time per section, to start the longest first (not committed).
-TIMES_FILE = REPO_ROOT / "build" / "section-times.json"
+FIGURES_DIR = REPO_ROOT / "figures"
+BUILD_DIR = REPO_ROOT / "build"
+# Last wall time per section, to start the longest first (a cache, not committed).
+TIMES_FILE = BUILD_DIR / "section-times.json"
+LOCK_FILE = BUILD_DIR / "make-figures.lock"
+
+EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 1, 2, 130
 
 
 @dataclass(frozen=True)
@@ -52,63 +63,91 @@ class SectionScript:
 
     @property
     def page(self) -> str:
-        return section_kit.page_config(self.package).PAGE
+        return page_config(self.package).PAGE
 
     @property
     def numbers_path(self) -> Path:
-        return section_kit.FIGURES_DIR / self.page / "numbers" / f"{self.name}.json"
+        return FIGURES_DIR / self.page / "numbers" / f"{self.name}.json"
 
     def source(self) -> str:
         return self.path.read_text(encoding="utf-8")
 
-    def imported_sections(self) -> list[str]:
-        """Other section scripts of the same page this one imports from."""
-        pattern = rf"\b{re.escape(self.package)}\.(\w+)\b"
-        return sorted(set(re.findall(pattern, self.source())) - {self.name})
 
-
-def all_sections() -> list[SectionScript]:
-    return [SectionScript(package, name) for package in page_packages() for name in section_scripts(package)]
+def all_sections(pages: list[str] | None = None) -> list[SectionScript]:
+    """Every section script, of the given page packages or of all pages."""
+    return [SectionScript(package, name) for package in (pages or page_packages())
+            for name in section_scripts(package)]
 
 
 def inputs_of(script: SectionScript) -> list[Path]:
-    """Every file whose change makes this section's numbers stale."""
-    paths = [script.path, DIAGRAMS_DIR / "section_kit.py", DIAGRAMS_DIR / "page_registry.py",
-             DIAGRAMS_DIR / script.package / "__init__.py"]
-    paths += [DIAGRAMS_DIR / script.package / f"{name}.py" for name in script.imported_sections()]
-    if VENV_STAMP.exists():
-        paths.append(VENV_STAMP)
-    return paths
+    return section_inputs.section_inputs(script.package, script.name)
+
+
+def recorded_hash(script: SectionScript) -> str | None:
+    """The inputs hash the committed numbers file records (None: no usable file)."""
+    try:
+        record = json.loads(script.numbers_path.read_text(encoding="utf-8"))
+        return record.get("inputs_hash") if isinstance(record, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def stale_reason(script: SectionScript) -> str | None:
+    """Why the section must rerun, or None when its numbers are current."""
+    recorded = recorded_hash(script)
+    if recorded is None:
+        return "no numbers yet"
+    try:
+        current = section_inputs.inputs_hash(script.package, script.name, numeric_env.PINNED)
+    except section_inputs.InputError:
+        return "its script does not parse"  # rerun, to report the error
+    return None if current == recorded else "inputs changed"
+
+
+def current_hash(script: SectionScript) -> str | None:
+    """The inputs hash now, or None when a script does not parse (its run
+    then fails with the syntax error)."""
+    try:
+        return section_inputs.inputs_hash(script.package, script.name, numeric_env.PINNED)
+    except section_inputs.InputError:
+        return None
 
 
 def is_stale(script: SectionScript) -> bool:
-    if not script.numbers_path.exists():
-        return True
-    built = script.numbers_path.stat().st_mtime
-    return any(p.stat().st_mtime > built for p in inputs_of(script))
+    return stale_reason(script) is not None
 
 
 # ---------------------------------------------------------------------------
+# Workers.
 
 
-def _work(job: tuple[SectionScript, int, bool, str | None, bool]) -> dict:
-    """Run one section in a forked worker; never raises (errors are reported)."""
-    script, seed_offset, figures, out_dir, write = job
+def _terminate_quietly(signum, frame):
+    """In a worker: turn SIGTERM into an exception, so atomic writes in
+    progress remove their temp files on the way out."""
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _work(job: tuple) -> dict:
+    """Run one section; never raises (errors are reported)."""
+    script, seed_offset, figures, out_dir, write, inputs_hash = job[:6]
+    reduced = job[6] if len(job) > 6 else False
+    import section_kit
+
     start = time.perf_counter()
     try:
         module = section_kit.section_module(script.package, script.name)
         section = section_kit.run_section(
-            module,
-            seed_offset=seed_offset,
-            figures=figures,
-            out_dir=Path(out_dir) if out_dir else None,
-            write=write,
-            raise_on_failed_claims=write,  # the seed report wants the results anyway
+            module, seed_offset=seed_offset, figures=figures,
+            out_dir=Path(out_dir) if out_dir else None, write=write,
+            raise_on_failed_claims=write,  # the robustness report wants the results anyway
+            reduced=reduced, inputs_hash=inputs_hash,
         )
         return {"script": script, "ok": True, "started": start, "seconds": time.perf_counter() - start,
                 "record": section.record(), "error": None}
-    except (section_kit.ClaimsFailed, section_kit.QuoteError) as error:
+    except (section_kit.ClaimsFailed, section_kit.QuoteError, section_inputs.InputError) as error:
         message = str(error)
+    except OSError as error:
+        message = f"cannot write {error.filename or 'its outputs'}: {error.strerror}"
     except Exception:  # a bug in a section: show its traceback, keep the others going
         message = traceback.format_exc()
     return {"script": script, "ok": False, "started": start, "seconds": time.perf_counter() - start,
@@ -122,31 +161,54 @@ NEEDS_NOTHING, NEEDS_TORCH, NEEDS_OPTIMISER = 0, 1, 2
 
 
 def needs(script: SectionScript) -> int:
-    """Read from the script's code (not its comments): a call to
-    import_torch() means torch; an attribute torch.optim.<Class> means an
-    optimiser class."""
+    """Read from the code of the script and the page modules it imports (not
+    comments): a call to import_torch() means torch; an attribute
+    torch.optim.<Class> means an optimiser class."""
     level = NEEDS_NOTHING
-    for node in ast.walk(ast.parse(script.source())):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "import_torch":
-            level = max(level, NEEDS_TORCH)
-        if (isinstance(node, ast.Attribute) and node.attr[:1].isupper()
-                and isinstance(node.value, ast.Attribute) and node.value.attr == "optim"):
-            level = NEEDS_OPTIMISER
+    try:
+        paths = [p for p in inputs_of(script) if p.suffix == ".py" and p.parent.name == script.package]
+    except section_inputs.InputError:
+        return level
+    for path in paths:
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, OSError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "import_torch":
+                level = max(level, NEEDS_TORCH)
+            if (isinstance(node, ast.Attribute) and node.attr[:1].isupper()
+                    and isinstance(node.value, ast.Attribute) and node.value.attr == "optim"):
+                level = NEEDS_OPTIMISER
     return level
 
 
-def preload(scripts: list[SectionScript]) -> None:
+def preload(scripts: list[SectionScript]) -> dict[SectionScript, str]:
     """Import the section modules once, in the parent, before forking, and
-    warm matplotlib's font and text-to-path caches with one tiny SVG."""
+    warm matplotlib's font and text-to-path caches with one tiny SVG.
+    Returns the scripts that failed to import, with the error: they fail
+    alone, the others run."""
+    import section_kit
+
+    broken = {}
     for script in scripts:
-        section_kit.section_module(script.package, script.name)
+        try:
+            section_kit.section_module(script.package, script.name)
+        except Exception as error:  # noqa: BLE001  (reported per section)
+            where = ""
+            if isinstance(error, SyntaxError):
+                where = f"{section_kit.rel_path(Path(error.filename or script.path))}:{error.lineno}: "
+            broken[script] = f"{where}cannot import {script.name}: {type(error).__name__}: {error}"
     fig = section_kit.new_figure(1, 1)
     fig.add_subplot().set_title("warm-up 0.5")
     fig.savefig(io.BytesIO(), format="svg")
+    return broken
 
 
 def prepare(level: int) -> None:
     """Import what sections at ``level`` need, so forked workers inherit it."""
+    import section_kit
+
     if level >= NEEDS_TORCH:
         torch = section_kit.import_torch()
     if level >= NEEDS_OPTIMISER:
@@ -155,17 +217,36 @@ def prepare(level: int) -> None:
 
 def last_times() -> dict[str, float]:
     try:
-        return json.loads(TIMES_FILE.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
+        times = json.loads(TIMES_FILE.read_text(encoding="utf-8"))
+        return times if isinstance(times, dict) else {}
+    except (OSError, ValueError):
         return {}
 
 
+def save_times(times: dict[str, float]) -> None:
+    """Keep the timings for the next run's order; a cache, so a failed write
+    (read-only or full disk) is a warning, not a failure."""
+    import section_kit
+
+    try:
+        section_kit.write_json_atomically(TIMES_FILE, times)
+    except OSError as error:
+        print(f"warning: could not save section timings to {section_kit.rel_path(TIMES_FILE)} "
+              f"({error.strerror}); the next run orders sections without them", file=sys.stderr)
+
+
 def _child(job: tuple, connection) -> None:
-    connection.send(_work(job))
-    connection.close()
+    signal.signal(signal.SIGTERM, _terminate_quietly)
+    signal.signal(signal.SIGINT, _terminate_quietly)
+    try:
+        connection.send(_work(job))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        connection.close()
 
 
-def run_many(jobs: list[tuple], workers: int | None = None) -> list[dict]:
+def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None) -> list[dict]:
     """Run jobs in forked workers, about ``workers`` at a time, longest (by
     the last run's times) first; results come back in job order.
 
@@ -174,22 +255,39 @@ def run_many(jobs: list[tuple], workers: int | None = None) -> list[dict]:
     run beside the imports and inherit them rather than importing them again.
     After each stage the longest section now ready starts even if every
     worker is busy: it is the critical path, and the parent is blocked while
-    it imports.
+    it imports. ``announce(event, job, result)`` is called with "start" and
+    "end" as it happens.
     """
+    import multiprocessing
+    import multiprocessing.connection
+
     if not jobs:
         return []
-    preload(sorted({job[0] for job in jobs}, key=lambda s: (s.package, s.name)))
-    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+    results: list[dict | None] = [None] * len(jobs)
+    broken = preload(sorted({job[0] for job in jobs}, key=lambda s: (s.package, s.name)))
+    for i, job in enumerate(jobs):
+        if job[0] in broken:
+            results[i] = {"script": job[0], "ok": False, "started": time.perf_counter(), "seconds": 0.0,
+                          "record": None, "error": broken[job[0]]}
+            if announce:
+                announce("end", job, results[i])
+    runnable = [i for i in range(len(jobs)) if results[i] is None]
+    if not runnable:
+        return results
+    workers = max(1, min(workers or os.cpu_count() or 1, len(runnable)))
     times = last_times()
-    pending = sorted(range(len(jobs)), key=lambda i: -times.get(jobs[i][0].name, 0.0))
+    pending = sorted(runnable, key=lambda i: -times.get(jobs[i][0].name, 0.0))
     level_of = {i: needs(jobs[i][0]) for i in pending}
     top_level = max(level_of.values())
-    results: list[dict | None] = [None] * len(jobs)
 
     if workers == 1:
         prepare(top_level)
         for i in pending:
+            if announce:
+                announce("start", jobs[i], None)
             results[i] = _work(jobs[i])
+            if announce:
+                announce("end", jobs[i], results[i])
     else:
         context = multiprocessing.get_context("fork")
         running = {}
@@ -202,6 +300,8 @@ def run_many(jobs: list[tuple], workers: int | None = None) -> list[dict]:
             process.start()
             send.close()
             running[receive] = (i, process)
+            if announce:
+                announce("start", jobs[i], None)
 
         def start_ready(level: int, force_one: bool) -> None:
             ready = [i for i in pending if level_of[i] <= level]
@@ -219,6 +319,8 @@ def run_many(jobs: list[tuple], workers: int | None = None) -> list[dict]:
                 results[i] = {"script": jobs[i][0], "ok": False, "started": 0.0, "seconds": 0.0,
                               "record": None, "error": f"worker died (exit code {process.exitcode})"}
             process.join()
+            if announce:
+                announce("end", jobs[i], results[i])
 
         try:
             start_ready(NEEDS_NOTHING, force_one=False)
@@ -231,13 +333,92 @@ def run_many(jobs: list[tuple], workers: int | None = None) -> list[dict]:
                 start_ready(top_level, force_one=False)
                 for receive in multiprocessing.connection.wait(list(running)):
                     collect(receive)
-        finally:  # on an interrupt, leave no worker behind
+        finally:  # on an interrupt, stop every worker; they remove their temp files
             for _, process in running.values():
                 process.terminate()
+            for _, process in running.values():
+                process.join(timeout=10)
 
-    times.update({r["script"].name: round(r["seconds"], 3) for r in results if r["ok"]})
-    section_kit.write_json_atomically(TIMES_FILE, times)
+    times.update({r["script"].name: round(r["seconds"], 3) for r in results if r and r["ok"]})
+    save_times(times)
     return results
+
+
+# ---------------------------------------------------------------------------
+# Being a well-behaved command.
+
+
+def die_with_parent() -> None:
+    """Linux: get SIGTERM when the parent (make) dies, so killing make stops
+    the run instead of leaving it writing for another minute."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:  # the parent is already gone
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextlib.contextmanager
+def one_run_at_a_time():
+    """Hold an exclusive lock for the whole run; a second run waits, saying so."""
+    try:
+        BUILD_DIR.mkdir(parents=True, exist_ok=True)
+        handle = open(LOCK_FILE, "a+")
+    except OSError as error:
+        print(f"warning: cannot create the lock {LOCK_FILE} ({error.strerror}); not guarding "
+              "against a concurrent run", file=sys.stderr)
+        yield
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            print(f"another `make figures` is running (pid {holder}); waiting for it to finish",
+                  file=sys.stderr, flush=True)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        try:
+            yield
+        finally:
+            handle.seek(0)
+            handle.truncate()
+
+
+def remove_leftover_temp_files(pages: list[str]) -> list[Path]:
+    """Temp files of a run killed outright (SIGKILL leaves no chance to clean
+    up). Called while holding the lock, so no writer is using them."""
+    found = []
+    for page in pages:
+        for folder in (FIGURES_DIR / page, FIGURES_DIR / page / "numbers"):
+            for tmp in folder.glob(".*.tmp"):
+                tmp.unlink(missing_ok=True)
+                found.append(tmp)
+    return found
+
+
+def resolve_pages(names: list[str]) -> list[str]:
+    """Page packages from page slugs or package names, validated against the registry."""
+    if not names:
+        return page_packages()
+    by_slug = {page_config(p).PAGE: p for p in page_packages()}
+    chosen = []
+    for name in names:
+        package = by_slug.get(name, name if name in page_packages() else None)
+        if package is None:
+            raise PageNameError(f"no page named {name!r} (pages: {', '.join(sorted(by_slug))})")
+        chosen.append(package)
+    return chosen
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -246,37 +427,84 @@ def main(argv: list[str] | None = None) -> int:
     which.add_argument("--stale", action="store_true", help="only sections whose inputs changed (default)")
     which.add_argument("--all", action="store_true", help="every section")
     parser.add_argument("sections", nargs="*", help="section names to run (default: per --stale/--all)")
+    parser.add_argument("--page", action="append", default=[],
+                        help="only this page (slug or package; repeatable; default every page)")
     parser.add_argument("-j", "--jobs", type=int, default=None, help="workers (default: one per core)")
-    parser.add_argument("--times", action="store_true", help="print each section's wall time")
     args = parser.parse_args(argv)
+    if args.jobs is not None and args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    try:
+        pages = resolve_pages([p for p in args.page if p])
+    except PageNameError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if numeric_env.variant_name() != numeric_env.PINNED:
+        print(f"error: ${numeric_env.VARIANT_ENV} is set: `make figures` writes only the page's own run "
+              "(use `make seeds` for the other numeric variants)", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
-    scripts = all_sections()
+    scripts = all_sections(pages)
     known = {s.name for s in scripts}
     unknown = [name for name in args.sections if name not in known]
     if unknown:
         parser.error(f"no section script named {', '.join(unknown)} (have: {', '.join(sorted(known))})")
-    if args.sections:
-        chosen = [s for s in scripts if s.name in args.sections]
-    elif args.all:
-        chosen = scripts
-    else:
-        chosen = [s for s in scripts if is_stale(s)]
-    if not chosen:
-        print("figures are up to date")
-        return 0
 
+    die_with_parent()
+    signal.signal(signal.SIGTERM, _interrupted)
+    try:
+        with one_run_at_a_time():
+            for tmp in remove_leftover_temp_files(sorted({s.page for s in scripts})):
+                print(f"removed a temp file left by an interrupted run: {tmp.relative_to(REPO_ROOT)}",
+                      file=sys.stderr)
+            if args.sections:
+                chosen = [(s, "asked for") for s in scripts if s.name in args.sections]
+            elif args.all:
+                chosen = [(s, "make -B") for s in scripts]
+            else:
+                chosen = [(s, why) for s in scripts if (why := stale_reason(s))]
+            if not chosen:
+                print(f"figures are up to date: no section's inputs changed ({len(scripts)} sections checked)")
+                return 0
+            return run_and_report(chosen, args.jobs)
+    except KeyboardInterrupt:
+        print("interrupted: the committed outputs are as they were before each unfinished section "
+              "(finished sections were written whole)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def run_and_report(chosen: list[tuple[SectionScript, str]], jobs_wanted: int | None) -> int:
     start = time.perf_counter()
-    results = run_many([(s, 0, True, None, True) for s in chosen], args.jobs)
+    width = max(len(s.name) for s, _ in chosen)
+    print(f"running {len(chosen)} section(s): "
+          + ", ".join(f"{s.name} ({why})" for s, why in chosen), flush=True)
+    jobs = [(s, 0, True, None, True, current_hash(s)) for s, _ in chosen]
+
+    def announce(event: str, job: tuple, result: dict | None) -> None:
+        name = job[0].name
+        at = time.perf_counter() - start
+        if event == "start":
+            print(f"[{at:6.1f} s] start  {name}", flush=True)
+        elif result["ok"]:
+            print(f"[{at:6.1f} s] done   {name:<{width}}  {result['seconds']:.1f} s", flush=True)
+        else:
+            first = result["error"].strip().splitlines()
+            print(f"[{at:6.1f} s] FAILED {name:<{width}}  {first[-1] if first else ''}", flush=True)
+
+    results = run_many(jobs, jobs_wanted, announce=announce)
     failed = [r for r in results if not r["ok"]]
-    for r in results:
-        state = "ok" if r["ok"] else "FAILED"
-        timing = f" {r['seconds']:.2f} s, from {r['started'] - start:.2f} s" if args.times else ""
-        print(f"{r['script'].name}: {state}{timing}")
-        if r["error"]:
-            print(f"  {r['error'].rstrip()}".replace("\n", "\n  "), file=sys.stderr)
-    if args.times:
-        print(f"total: {time.perf_counter() - start:.2f} s wall for {len(results)} section(s)")
-    return 1 if failed else 0
+    for r in failed:
+        print(f"\n{r['script'].page}/{r['script'].name} failed; its committed numbers are now stale "
+              f"for `make check`:\n  " + r["error"].rstrip().replace("\n", "\n  "), file=sys.stderr)
+    changed_meanwhile = [job[0].name for job, r in zip(jobs, results) if r["ok"] and current_hash(job[0]) != job[5]]
+    for name in changed_meanwhile:
+        print(f"note: {name} changed while it ran: its numbers record the old inputs, so the next "
+              "`make figures` reruns it", file=sys.stderr)
+    total = time.perf_counter() - start
+    summary = f"{len(results) - len(failed)} of {len(results)} section(s) regenerated in {total:.1f} s"
+    if failed:
+        summary += f"; FAILED: {', '.join(r['script'].name for r in failed)}"
+    print(summary, file=sys.stderr if failed else sys.stdout)
+    return EXIT_FAILED if failed else 0
 
 
 if __name__ == "__main__":

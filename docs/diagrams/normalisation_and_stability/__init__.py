@@ -9,7 +9,7 @@ PAGE = "normalisation-and-stability"
 PAGE_FILE = "docs/normalisation-and-stability.md"
 
 # Numbered page section -> the section scripts whose quotes it may use.
-# Sections 7 (reading list) and 8 (Python) quote no computed numbers.
+# Sections 7 (reading list), 8 (Python) and 9 (robustness) quote no computed numbers.
 SECTION_SCRIPTS = {
     1: ("unit_mismatch",),
     2: ("norm_worked_vector",),
@@ -19,6 +19,7 @@ SECTION_SCRIPTS = {
     6: ("loss_spike_replay",),
     7: (),
     8: (),
+    9: (),  # how robust the results are: words about the robustness report
 }
 
 # Quotes any section may use besides its own: "<script>.<quote>".
@@ -27,6 +28,10 @@ SHARED_QUOTES: tuple[str, ...] = ()
 # Structural numbers that are not results, as regular expressions matched
 # against the prose around a number (the number itself is group "n").
 STRUCTURAL = (
-    r"[Ss]ections? (?P<n>[1-8])\b",
+    r"[Ss]ections? (?P<n>[1-9])\b",
+    r"[Ss]ections (?:[1-9], )*(?:[1-9] and )(?P<n>[1-9])\b",
+    # Years of the works cited ("Ba et al. 2016", "Liu and colleagues, 2020", "(2016)").
+    r"(?:et al\.|colleagues|[A-Z][\w-]+),? (?P<n>(?:19|20)\d\d)\b",
+    r"\((?P<n>(?:19|20)\d\d)\)",
     r"\b(?P<n>4|8|16|32)-bit\b",  # names of number formats, not results
 )
