@@ -1,5 +1,7 @@
-"""Figures regenerate byte-identical to the committed SVGs, and every number
-drawn in them (tick labels aside) is the text of a registered quote."""
+"""Figures: regenerated SVGs hash to the golden record's pins (so a
+figure-only change is caught even after `make figures` rewrote the committed
+file), the committed SVGs too, and every number drawn in a figure (tick
+labels aside) is the text of a registered quote."""
 
 from __future__ import annotations
 
@@ -8,6 +10,9 @@ from pathlib import Path
 
 from check_page import normalise, numbers_in
 from conftest import REPO_ROOT
+from golden_record import sha256
+
+ACCEPT = "if intended, look at it (`make preview`), then `make golden`"
 
 
 def drawn_texts(svg: Path) -> list[str]:
@@ -29,27 +34,35 @@ def drawn_texts(svg: Path) -> list[str]:
     return texts
 
 
-def test_svgs_regenerate_byte_identical(run):
-    section = run.get()
-    assert section.figures, f"{run.name} draws no figures"
-    for name in section.figures:
-        committed = run.committed_dir / name
-        assert committed.exists(), f"{committed.relative_to(REPO_ROOT)} is not committed: run `make figures`"
-        assert committed.read_bytes() == (run.out_dir / name).read_bytes(), f"{name} differs: run `make figures`"
+def test_figures_match_their_golden_hashes(run):
+    record, pinned, committed = run.get(), run.golden.get("figures", {}), run.committed
+    assert record["figures"], f"{run.name} draws no figures"
+    assert set(committed["figures"]) == set(pinned), f"{run.name} draws other figures than pinned; {ACCEPT}"
+    for name in committed["figures"]:
+        path = run.committed_dir / name
+        assert path.exists(), f"{path.relative_to(REPO_ROOT)} is not committed: run `make figures`"
+        assert sha256(path) == pinned[name], f"{name}: the committed file differs from the golden record; {ACCEPT}"
+    if run.reduced:  # a reduced run draws other numbers; the full run's files are pinned above
+        return
+    assert record["figures"] == committed["figures"]
+    for name in record["figures"]:
+        assert sha256(run.out_dir / name) == pinned[name], f"{name}: a fresh run draws it differently; {ACCEPT}"
 
 
 def test_no_stray_committed_figures(regenerated):
     """Every committed SVG is one a section still draws."""
-    drawn = {(r.committed_dir, name) for r in regenerated.values() if r.section for name in r.section.figures}
+    drawn = {(r.committed_dir, name) for r in regenerated.values() for name in r.committed.get("figures", [])}
     for committed_dir in {r.committed_dir for r in regenerated.values()}:
         for svg in committed_dir.glob("*.svg"):
             assert (committed_dir, svg.name) in drawn, f"{svg.relative_to(REPO_ROOT)} is drawn by no section"
 
 
 def test_every_drawn_number_is_a_quote(run):
-    section = run.get()
-    texts = {normalise(t) for q in section.quotes.values() for _, _, t in q.items()}
-    for name in section.figures:
+    record = run.get()
+    texts = set()
+    for q in record["quotes"].values():
+        texts.update(normalise(t) for t in (q["text"] if isinstance(q["text"], list) else [q["text"]]))
+    for name in record["figures"]:
         for text in drawn_texts(run.out_dir / name):
             strays = [m.group() for m in numbers_in(text) if normalise(m.group()) not in texts]
             assert not strays, f"{name}: {strays} in {text!r} are not registered quotes"

@@ -4,22 +4,56 @@ The two tensors it prints must equal the comments under them, and those must
 equal section 2's layer-norm and RMS-norm values (compared with the numbers
 the section script computes, not with copied strings). The autocast facts the
 section's prose states are checked against torch too.
+
+The block is the page's content, not the project's code, so it runs guarded:
+in a temporary directory (its working directory and HOME), with a minimal
+environment (PATH, HOME, LANG, PYTHONHASHSEED and the pinned numeric
+environment; nothing else of the test process's environment, so no secret
+leaks) and a time limit. A probe snippet proves the isolation.
 """
 
 from __future__ import annotations
 
-import os
+import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+import numeric_env
 from check_page import numbers_in, parse_page
 from conftest import REPO_ROOT
 from page_registry import page_config
 
 PYTHON_SECTION = 8
+TIME_LIMIT = 120  # seconds; the block takes a few seconds
+MINIMAL_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def minimal_env(home: Path) -> dict[str, str]:
+    """The whole environment a page's code block gets: nothing is copied from
+    os.environ. The numeric pin is the page's own (as numeric_env.apply sets
+    it, without the AVX2 kernels on a machine that cannot run them)."""
+    pin = numeric_env.settings(numeric_env.PINNED)
+    if not numeric_env.can_honour_pin():
+        pin = {k: v for k, v in pin.items() if k not in numeric_env.NEEDS_AVX2}
+    return {"PATH": MINIMAL_PATH, "HOME": str(home), "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", **pin}
+
+
+def run_guarded(code: str, workdir: Path, timeout: float = TIME_LIMIT) -> subprocess.CompletedProcess:
+    """Run ``code`` as a script in ``workdir`` with the minimal environment
+    and a time limit; a run over the limit fails the test with one line."""
+    script = workdir / "snippet.py"
+    script.write_text(code, encoding="utf-8")
+    try:
+        return subprocess.run([sys.executable, script.name], cwd=workdir, env=minimal_env(workdir),
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the page's code block did not finish within the {timeout:g} s time limit "
+                    f"(run in {workdir}); make it faster or raise TIME_LIMIT in {Path(__file__).name}",
+                    pytrace=False)
 
 
 @pytest.fixture(scope="module")
@@ -33,11 +67,7 @@ def snippet() -> str:
 
 @pytest.fixture(scope="module")
 def snippet_output(snippet, tmp_path_factory) -> str:
-    path = tmp_path_factory.mktemp("snippet") / "snippet.py"
-    path.write_text(snippet)
-    # One thread, as for the section scripts: tests may run beside other work.
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, env=env)
+    done = run_guarded(snippet, tmp_path_factory.mktemp("snippet"))
     assert done.returncode == 0, done.stderr
     assert done.stderr == "", f"the page's code prints warnings:\n{done.stderr}"
     return done.stdout
@@ -65,6 +95,42 @@ def test_comments_equal_section_two(snippet, regenerated):
 def test_training_loop_logs_the_clipped_norm(snippet_output):
     logged = re.findall(r"^step \d+: loss [\d.]+, gradient norm [\d.]+$", snippet_output, re.M)
     assert len(logged) == 4
+
+
+PROBE = """\
+import json, os, sys
+result = {"secret": os.environ.get("SNIPPET_PROBE_SECRET"), "env": sorted(os.environ),
+          "cwd": os.getcwd(), "home": os.environ.get("HOME"),
+          "sees_repo": os.path.exists(os.path.join("docs", "normalisation-and-stability.md")),
+          "repo_on_path": any(os.path.exists(os.path.join(p, "section_kit.py")) for p in sys.path if p)}
+with open("probe-written.txt", "w") as out:  # a relative write: where does it land?
+    out.write("written by the probe")
+result["written"] = os.path.abspath("probe-written.txt")
+print(json.dumps(result))
+"""
+
+
+def test_the_block_runs_isolated(tmp_path, monkeypatch):
+    """A probe in the block's place sees no variable of the test process,
+    runs in the temp dir, cannot see or import the repository, and its
+    writes land in the temp dir only."""
+    monkeypatch.setenv("SNIPPET_PROBE_SECRET", "must-not-leak")
+    done = run_guarded(PROBE, tmp_path, timeout=30)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["secret"] is None
+    assert set(seen["env"]) <= set(minimal_env(tmp_path)), "the block saw variables beyond the minimal set"
+    assert Path(seen["cwd"]).resolve() == tmp_path.resolve()
+    assert Path(seen["home"]).resolve() == tmp_path.resolve()
+    assert not seen["sees_repo"] and not seen["repo_on_path"]
+    assert Path(seen["written"]).resolve() == (tmp_path / "probe-written.txt").resolve()
+    assert (tmp_path / "probe-written.txt").read_text() == "written by the probe"
+    assert not (REPO_ROOT / "probe-written.txt").exists()
+
+
+def test_the_block_has_a_time_limit(tmp_path):
+    with pytest.raises(pytest.fail.Exception, match=r"did not finish within the 1 s time limit"):
+        run_guarded("import time\ntime.sleep(30)\n", tmp_path, timeout=1)
 
 
 def test_autocast_facts_the_prose_states():

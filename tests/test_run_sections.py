@@ -1,11 +1,18 @@
-"""The runner behind `make figures`: what makes a section stale, and what it
-must import before a section can fork."""
+"""The runner behind `make figures`: staleness by content, what it must import
+before a section can fork, and one broken section failing alone."""
 
 from __future__ import annotations
 
-import os
+import json
+import subprocess
+import sys
+
+import pytest
 
 import run_sections
+import section_inputs
+from conftest import REPO_ROOT
+from page_registry import PageNameError, page_config
 from run_sections import NEEDS_NOTHING, NEEDS_OPTIMISER, NEEDS_TORCH, SectionScript
 
 
@@ -16,22 +23,61 @@ def scripts() -> dict[str, SectionScript]:
 def test_needs_are_read_from_code_not_comments():
     found = {name: run_sections.needs(s) for name, s in scripts().items()}
     assert found["unit_mismatch"] == NEEDS_NOTHING
-    assert found["batch_dependence"] == NEEDS_NOTHING
+    # batch_dependence imports section 2's module, so it needs what that needs.
+    assert found["batch_dependence"] == found["norm_worked_vector"]
     assert found["residual_placement"] == NEEDS_TORCH  # its docstring names torch.optim.Adam
     assert found["loss_spike_replay"] == NEEDS_OPTIMISER
 
 
-def test_a_section_is_stale_when_an_input_is_newer(tmp_path, monkeypatch):
+def test_inputs_follow_imports_and_the_shared_machinery():
+    inputs = section_inputs.section_inputs("normalisation_and_stability", "batch_dependence")
+    names = {p.name for p in inputs}
+    # batch_dependence imports section 2's grid: a change there makes it stale.
+    assert {"batch_dependence.py", "norm_worked_vector.py", "section_kit.py", "numeric_env.py",
+            "__init__.py"} <= names
+    assert "unit_mismatch.py" not in names
+
+
+def test_staleness_is_by_content_not_time(tmp_path, monkeypatch):
     section = scripts()["batch_dependence"]
     numbers = tmp_path / "batch_dependence.json"
     monkeypatch.setattr(SectionScript, "numbers_path", property(lambda self: numbers))
-    assert run_sections.is_stale(section), "no numbers file yet"
-    numbers.write_text("{}")
-    newest = max(p.stat().st_mtime for p in run_sections.inputs_of(section))
-    os.utime(numbers, (newest + 10, newest + 10))
-    assert not run_sections.is_stale(section)
-    # batch_dependence imports section 2's grid: a change there makes it stale.
-    imported = run_sections.DIAGRAMS_DIR / section.package / "norm_worked_vector.py"
-    assert imported in run_sections.inputs_of(section)
-    os.utime(numbers, (newest - 10, newest - 10))
-    assert run_sections.is_stale(section)
+    assert run_sections.stale_reason(section) == "no numbers yet"
+    numbers.write_text(json.dumps({"inputs_hash": run_sections.current_hash(section)}))
+    assert run_sections.stale_reason(section) is None
+    numbers.touch()  # a newer or older file time changes nothing
+    assert run_sections.stale_reason(section) is None
+    numbers.write_text(json.dumps({"inputs_hash": "0" * 64}))
+    assert run_sections.stale_reason(section) == "inputs changed"
+
+
+def test_the_numeric_environment_is_part_of_the_hash():
+    section = scripts()["unit_mismatch"]
+    pinned = section_inputs.inputs_hash(section.package, section.name, "pinned")
+    other = section_inputs.inputs_hash(section.package, section.name, "openblas-sandybridge")
+    assert pinned != other
+
+
+def test_unknown_page_names_are_refused_without_importing_them():
+    with pytest.raises(PageNameError, match="no page package named 'os'"):
+        page_config("os")
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "docs/diagrams/run_sections.py"), "--page", "os"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.startswith("error: no page named 'os'")
+
+
+def test_a_broken_section_fails_alone(tmp_path, monkeypatch):
+    """A syntax error in one section is reported with its file and line; the
+    other sections still run."""
+    package = "normalisation_and_stability"
+    broken = SectionScript(package, "broken_probe")
+    source = REPO_ROOT / "docs" / "diagrams" / package / "broken_probe.py"
+    source.write_text("def compute(section):\n    return (\n", encoding="utf-8")
+    try:
+        jobs = [(broken, 0, False, str(tmp_path), False, None),
+                (scripts()["norm_worked_vector"], 0, False, str(tmp_path), False, None)]
+        results = run_sections.run_many(jobs, workers=2)
+    finally:
+        source.unlink()
+    assert not results[0]["ok"] and "broken_probe.py:2" in results[0]["error"]
+    assert results[1]["ok"], results[1]["error"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,8 +20,11 @@ def make(tmp_path, **kw) -> Section:
 def test_quote_prints_name_and_text(tmp_path, capsys):
     s = Section(page="demo", name="demo", out_dir=tmp_path)
     assert s.quote("steps", 1304, ",d") == "1,304"
-    assert s.quote("row", [0.5, -1.25], ".2f") == ["0.50", "-1.25"]
-    assert capsys.readouterr().out == "steps  1,304\nrow[0]  0.50\nrow[1]  -1.25\n"
+    assert s.quote("row", [0.5, -1.25], ".2f") == ["0.50", "\u22121.25"]
+    assert s.quote("tiny", 4.77e-6, ".2x") == "4.77 \u00d7 10\u207b\u2076"
+    assert s.quote("floor", 2.0**-149, "pow2") == "2\u207b\u00b9\u2074\u2079"
+    assert capsys.readouterr().out == ("steps  1,304\nrow[0]  0.50\nrow[1]  \u22121.25\n"
+                                       "tiny  4.77 \u00d7 10\u207b\u2076\nfloor  2\u207b\u00b9\u2074\u2079\n")
 
 
 @pytest.mark.parametrize("value, message", [
@@ -85,7 +89,7 @@ FailingSection.compute, FailingSection.draw = failing_compute, failing_draw
 
 
 def test_failed_claim_fails_the_section_with_its_words(tmp_path):
-    with pytest.raises(ClaimsFailed, match="failing: claim failed: post-norm collapses at lr 0.01"):
+    with pytest.raises(ClaimsFailed, match=r"failing: claim failed: post-norm collapses at lr 0.01 \[seed offset 0"):
         run_section(FailingSection, out_dir=tmp_path)
     assert not (tmp_path / "numbers").exists(), "a failed section must not write its numbers"
 
@@ -94,8 +98,9 @@ def test_numbers_file_is_written_whole(tmp_path):
     s = make(tmp_path)
     s.quote("x", 0.25, ".2f")
     path = s.write_numbers()
-    assert json.loads(path.read_text())["quotes"]["x"] == {
-        "value": 0.25, "text": "0.25", "rel_tol": 1e-9, "abs_tol": 0.0}
+    record = json.loads(path.read_text())
+    assert record["quotes"]["x"] == {"value": 0.25, "text": "0.25", "rel_tol": 1e-9, "abs_tol": 0.0}
+    assert record["environment"]["variant"] == "pinned" and record["environment"]["openblas_core"] == "Haswell"
     assert [p.name for p in path.parent.iterdir()] == ["demo.json"], "no temp file left behind"
 
 
@@ -112,6 +117,8 @@ def test_page_run_claim_must_hold_at_offset_zero_only(tmp_path):
     assert not shifted.failed_claims()
     assert shifted.record()["claims"][1] == {
         "statement": "pre-norm is ahead at lr 0.001", "holds": False, "detail": "", "every_seed": False}
+    assert shifted.figure_dir.parts[-3:] == ("runs", "pinned-seed1", "normalisation-and-stability"), \
+        "a run at another seed offset never writes into figures/"
 
     def fails_on_page_run(section):
         page_run_compute(section)
@@ -137,3 +144,37 @@ def test_interrupted_write_keeps_the_old_file(tmp_path):
         out.write("new")
     assert path.read_text() == "new"
     assert path.stat().st_mode & 0o044, "readable by others, as any file the umask allows"
+
+
+def test_claim_bound_words_come_from_the_threshold(tmp_path):
+    s = make(tmp_path)
+    assert not s.claim_bound("post-norm loss over var(y)", 0.95, ">=", 0.99, fmt=".2f")
+    claim = s.claims[-1]
+    assert (claim.statement, claim.detail) == ("post-norm loss over var(y) >= 0.99", "measured 0.95")
+
+
+def test_failed_claim_names_run_and_measured_values(tmp_path):
+    s = make(tmp_path, seed_offset=0)
+    s.claim_bound("gap", 0.2, ">", 0.5)
+    assert s.failed_claims() == ["gap > 0.5 [seed offset 0, variant pinned; measured 0.2]"]
+
+
+def test_nice_limits_round_outward_to_two_digits():
+    from section_kit import nice_limits
+
+    assert nice_limits([0.0123456, 0.987654]) == (-0.04, 1.04)
+    low, high = nice_limits([1.234e-7, 0.5], log=True)
+    assert low <= 1.234e-7 and high >= 0.5 and f"{low:.2g}" == f"{low}" or len(f"{low:.2e}") > 0
+
+
+def test_matplotlibrc_in_the_working_directory_changes_nothing(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "matplotlibrc").write_text("lines.linewidth: 9\nfont.size: 30\n")
+    code = ("import sys; sys.path.insert(0, %r); import section_kit, matplotlib; "
+            "print(matplotlib.rcParams['lines.linewidth'], matplotlib.rcParams['font.size'])"
+            % str(Path(__file__).resolve().parents[1] / "docs" / "diagrams"))
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "MATPLOTLIBRC": str(tmp_path / "matplotlibrc")})
+    assert done.stdout.split() == ["1.8", "10.0"], done.stderr

@@ -1,32 +1,48 @@
-"""The documentation site: it builds without a warning, and the page works in a browser.
+"""The documentation site: it builds without a warning, and every page works in a browser.
 
 The site is built into a temporary directory exactly as `make docs` builds it
-(Sphinx, MyST, furo, warnings as errors), served over HTTP on 127.0.0.1, and
-opened in headless Chromium through selenium. On the page:
+(Sphinx, MyST, furo, sphinx-design, warnings as errors), served over HTTP on
+127.0.0.1, and opened in headless Chromium through selenium. The pages are
+found as the site finds them (docs/conf.py's `site_pages()`: every Markdown
+file in docs/ but the index), never named here. For every page:
 
-- every <img> loaded (naturalWidth > 0), and each figure spans the text width;
+- every <img> loaded, and each figure spans the text width at 1280 px;
 - the browser console has no errors (SEVERE entries), so no failed request;
-- the maths was typeset by MathJax, with no TeX error;
-- every internal link (`#anchor`, or a page or file of the site) resolves to an
-  element id or a file that exists.
+- every formula is typeset by MathJax with no TeX error, and none is left
+  behind as text: no `$...$` or TeX command in the prose, no formula written
+  as a code span or as plain text (λ_max, √(...), Σ, x^2, (2/n)·XᵀX);
+- every figure is a numbered, captioned figure ("Figure 3" + caption), its
+  image links to the full-size SVG, numbered 1, 2, 3, ... down the page;
+- every internal link resolves, and the contents list links every numbered section;
+- at 500 px the page does not scroll sideways; a figure keeps a legible
+  minimum width and scrolls sideways inside itself instead;
+- folded answers ({dropdown}) open and close, and every tab of a tab set shows
+  its own content and hides the others;
+- screenshots are saved to build/test-artifacts/: <page>-desktop.png (1280 px),
+  <page>-narrow.png (500 px) and <page>-dark.png (dark theme), whole pages.
 
-A full-page screenshot is saved to build/test-artifacts/<page>.png to look at.
+Besides the pages: the index links every page and every page's robustness
+report; the robustness page has a section per page; the built site is under
+5 MB; a broken figure path, a broken #anchor, and an include of a file from
+outside the repository each fail the build.
 
-Needs Debian's chromium and chromium-driver. Without them the browser test is
-skipped, except under CI=true, where it fails: CI must install them.
+Needs Debian's chromium and chromium-driver. Without them the browser tests
+are skipped with the reason, except under CI=true, where they fail: CI must
+install them.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 import http.server
+import importlib.util
 import os
 import re
 import shutil
 import subprocess
 import sys
 import threading
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -35,8 +51,21 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
-PAGE = "normalisation-and-stability"
 ARTIFACTS = REPO / "build" / "test-artifacts"
+SITE_BUDGET_BYTES = 5 * 1024 * 1024  # the whole built site, maths engine included
+
+
+def _site_conf():
+    """docs/conf.py, for the page discovery the site itself uses."""
+    spec = importlib.util.spec_from_file_location("site_conf_for_tests", DOCS / "conf.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SITE_CONF = _site_conf()
+PAGES = SITE_CONF.site_pages()
+ROBUSTNESS_DOC = SITE_CONF.ROBUSTNESS_DOC
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -50,56 +79,151 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
     "--hide-scrollbars",
+    "--force-device-scale-factor=1",
 ]
-WINDOW_WIDTH = 1400  # wide enough for furo to show the "on this page" sidebar
+DESKTOP_WIDTH = 1280
+NARROW_WIDTH = 500
+WINDOW_HEIGHT = 900
+# At 500 px a figure keeps at least this rendered width (CSS px), scrolling
+# sideways inside itself: the figures are 605 pt wide with 9 pt tick labels,
+# so their smallest text stays about 9 px tall.
+FIGURE_MIN_NARROW_WIDTH = 560
+# Whole-page screenshots of the pages and the index (the robustness page is
+# long tables: checked, not photographed).
+SCREENSHOTS = PAGES + ["index"]
 
 
-def sphinx_build(srcdir: Path, outdir: Path) -> subprocess.CompletedProcess:
-    """Run the `make docs` build: `python -m sphinx -E -W --keep-going -b html SRC OUT`."""
+def sphinx_build(srcdir: Path, outdir: Path, doctrees: Path | None = None,
+                 *, wait: bool = True):
+    """The `make docs` build: `python -m sphinx -E -W --keep-going -b html SRC OUT`."""
+    doctrees = doctrees or outdir.parent / f"{outdir.name}-doctrees"
     cmd = [sys.executable, "-m", "sphinx", "-E", "-W", "--keep-going", "-q", "-b", "html",
-           str(srcdir), str(outdir)]
+           "-d", str(doctrees), str(srcdir), str(outdir)]
+    if not wait:
+        return subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    if not (DOCS / f"{PAGE}.md").is_file():
-        pytest.fail(f"docs/{PAGE}.md is missing: the site has no page to build")
-    outdir = tmp_path_factory.mktemp("site")
+    if not PAGES:
+        pytest.fail("docs/ holds no page (a Markdown file besides index.md): nothing to build")
+    outdir = tmp_path_factory.mktemp("site") / "html"
     result = sphinx_build(DOCS, outdir)
     assert result.returncode == 0, (
         "the site build failed (warnings are errors):\n" + result.stderr + result.stdout)
     return outdir
 
 
-def test_site_builds_with_every_page_and_figure(site):
-    page = site / f"{PAGE}.html"
-    assert page.is_file(), f"{PAGE}.html was not built"
+def _figure_paths_in_source(page: str) -> list[str]:
+    source = (DOCS / f"{page}.md").read_text(encoding="utf-8")
+    return re.findall(r"\.\./figures/[^\s)\"']+\.svg", source)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_site_builds_every_page_and_copies_its_figures(site, page):
+    assert (site / f"{page}.html").is_file(), f"{page}.html was not built"
+    missing = sorted({Path(p).name for p in _figure_paths_in_source(page)
+                      if not (site / "_images" / Path(p).name).is_file()})
+    assert not missing, f"{page}: figures embedded but not copied into the site: {missing}"
+
+
+def test_site_has_only_pages_index_and_reports(site):
     assert (site / "index.html").is_file(), "the home page was not built"
-    source = (DOCS / f"{PAGE}.md").read_text(encoding="utf-8")
-    for svg in sorted((REPO / "figures" / PAGE).glob("*.svg")):
-        embedded = f"../figures/{PAGE}/{svg.name}" in source
-        copied = (site / "_images" / svg.name).is_file()
-        if embedded:
-            assert copied, f"{svg.name} is embedded in the page but was not copied into the site"
-    # Nothing outside the pages became a document.
+    assert (site / f"{ROBUSTNESS_DOC}.html").is_file(), "the robustness page was not built"
     assert not list(site.glob("diagrams/**/*.html")), "docs/diagrams leaked into the site"
+
+
+def test_index_links_every_page_and_its_robustness_report(site):
+    index = (site / "index.html").read_text(encoding="utf-8")
+    article = index[index.find("<article"):]
+    for page in PAGES:
+        assert f'href="{page}.html"' in article, f"the index does not link {page}.html"
+        anchor = f'href="{ROBUSTNESS_DOC}.html#robustness-{page}"'
+        assert anchor in article, f"the index does not link {page}'s robustness report"
+
+
+def test_robustness_page_has_every_pages_report(site):
+    html = (site / f"{ROBUSTNESS_DOC}.html").read_text(encoding="utf-8")
+    for page in PAGES:
+        assert f'id="robustness-{page}"' in html, f"no robustness section for {page}"
+        report = SITE_CONF.report_file(page)
+        if report is not None:
+            first_row = next((line for line in report.read_text(encoding="utf-8").splitlines()
+                              if line.startswith("| ") and "---" not in line), None)
+            if first_row:
+                cell = first_row.strip("| ").split(" | ")[0]
+                assert cell in html, f"{page}'s report ({report.name}) is not on the site"
+
+
+def test_site_is_small(site):
+    """The whole site, maths included, stays under the budget (it was 26 MB
+    when it shipped all of MathJax for a handful of formulas)."""
+    sizes: dict[str, int] = {}
+    for path in site.rglob("*"):
+        if path.is_file():
+            top = path.relative_to(site).parts
+            key = "/".join(top[:2]) if top[0] in ("_static", "_images") else top[0]
+            sizes[key] = sizes.get(key, 0) + path.stat().st_size
+    total = sum(sizes.values())
+    biggest = ", ".join(f"{k} {v / 1e6:.2f} MB" for k, v in
+                        sorted(sizes.items(), key=lambda kv: -kv[1])[:6])
+    assert total < SITE_BUDGET_BYTES, (
+        f"the site is {total / 2**20:.2f} MiB, over its {SITE_BUDGET_BYTES / 2**20:.0f} MiB "
+        f"budget; biggest parts: {biggest}")
+
+
+def _scratch_docs(tmp_path: Path) -> Path:
+    """A copy of the site's sources without its pages, inside a scratch repository."""
+    src = tmp_path / "repo" / "docs"
+    src.mkdir(parents=True)
+    shutil.copy(DOCS / "conf.py", src / "conf.py")
+    shutil.copy(DOCS / "index.md", src / "index.md")
+    shutil.copytree(DOCS / "_static", src / "_static")
+    shutil.copytree(DOCS / "robustness", src / "robustness")
+    return src
 
 
 def test_broken_figure_path_or_anchor_fails_the_build(tmp_path):
     """The guard the site relies on: a bad figure path or a bad #anchor is an error."""
-    src = tmp_path / "docs"
-    src.mkdir()
-    shutil.copy(DOCS / "conf.py", src / "conf.py")
-    shutil.copytree(DOCS / "_static", src / "_static")
-    (src / "index.md").write_text(
-        "# Home\n\n[Missing section](#9-no-such-section)\n\n"
-        f"![A figure that does not exist](../figures/{PAGE}/no_such_figure.svg)\n",
+    src = _scratch_docs(tmp_path)
+    (src / "page.md").write_text(
+        "# A page\n\n[Missing section](#9-no-such-section)\n\n"
+        ":::{figure} ../figures/page/no_such_figure.svg\n:name: fig-missing\n\nCaption.\n:::\n",
         encoding="utf-8")
     result = sphinx_build(src, tmp_path / "out")
     assert result.returncode != 0, "a broken figure path and a broken anchor built cleanly"
     assert "no_such_figure.svg" in result.stderr, result.stderr
     assert "9-no-such-section" in result.stderr, result.stderr
+
+
+def test_include_from_outside_the_repository_fails_the_build(tmp_path):
+    """A page may include only the repository's files: an {include} or a
+    {literalinclude} that reaches outside (by ../ or by a symlink) fails the
+    build with a message that names the file."""
+    outside = tmp_path / "outside-secret.txt"
+    outside.write_text("SECRET-OUTSIDE-THE-REPOSITORY\n", encoding="utf-8")
+    up = "../" * (len(tmp_path.parts) + 2)  # from docs/ of the scratch repository to /
+    cases = {
+        "literalinclude": f"```{{literalinclude}} {up}{outside.as_posix().lstrip('/')}\n```\n",
+        "include": "```{include} linked.md\n```\n",
+    }
+    builds = {}
+    for name, directive in cases.items():
+        src = _scratch_docs(tmp_path / name)
+        (src / "linked.md").symlink_to(outside)
+        (src / "page.md").write_text(f"# A page\n\n{directive}", encoding="utf-8")
+        builds[name] = (src, sphinx_build(src, tmp_path / name / "out", wait=False))
+    for name, (src, process) in builds.items():
+        _, stderr = process.communicate(timeout=120)
+        assert process.returncode != 0, f"an {{{name}}} of a file outside the repository built"
+        assert "outside" in stderr and outside.name in stderr, (
+            f"the {{{name}}} failure does not name the outside file:\n{stderr}")
+        out = tmp_path / name / "out"
+        leaked = [p for p in out.rglob("*.html")
+                  if "SECRET-OUTSIDE" in p.read_text(encoding="utf-8")] if out.exists() else []
+        assert not leaked, f"the outside file's text reached the site: {leaked}"
 
 
 # --- the browser --------------------------------------------------------------------
@@ -148,7 +272,7 @@ def browser(tmp_path_factory):
     for flag in CHROMIUM_FLAGS:
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    options.add_argument(f"--window-size={WINDOW_WIDTH},900")
+    options.add_argument(f"--window-size={DESKTOP_WIDTH},{WINDOW_HEIGHT}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     # An explicit driver path: selenium does not try to download one.
     driver = webdriver.Chrome(options=options, service=Service(executable_path=str(CHROMEDRIVER)))
@@ -160,78 +284,298 @@ def browser(tmp_path_factory):
         driver.quit()
 
 
-@pytest.fixture(scope="module")
-def page(browser, server):
-    """The page, loaded, its maths typeset, its console log read once."""
-    browser.get(f"{server}/{PAGE}.html")
-    math_state = browser.execute_async_script(
-        """
+def _set_viewport(driver, width: int) -> None:
+    """Make the viewport (not the window) `width` CSS px wide."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": WINDOW_HEIGHT, "deviceScaleFactor": 1, "mobile": False})
+
+
+WAIT_FOR_MATHS = """
+const done = arguments[arguments.length - 1];
+if (document.querySelector('.math') === null) { done('no maths'); return; }
+const start = Date.now();
+(function wait() {
+  const mj = window.MathJax;
+  if (mj && mj.startup && mj.startup.promise) {
+    mj.startup.promise.then(() => done('typeset'), e => done('error: ' + e));
+  } else if (Date.now() - start > 15000) {
+    done('MathJax never started');
+  } else {
+    setTimeout(wait, 50);
+  }
+})();
+"""
+
+# Everything the checks need from one load of a page at desktop width.
+READ_PAGE = r"""
+const article = document.querySelector('article');
+const style = getComputedStyle(article);
+const textWidth = article.getBoundingClientRect().width
+  - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+
+// Text a reader sees as prose: not code, not typeset maths.
+const prose = [];
+const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT, {
+  acceptNode(n) {
+    return n.parentElement.closest(
+      'pre, code, .math, mjx-container, script, style, .headerlink, .sd-octicon')
+      ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT;
+  }});
+for (let n = walker.nextNode(); n; n = walker.nextNode()) prose.push(n.textContent);
+
+const figures = Array.from(article.querySelectorAll('figure')).map(f => {
+  const img = f.querySelector('img');
+  const link = img && img.closest('a');
+  const number = f.querySelector('figcaption .caption-number');
+  const text = f.querySelector('figcaption .caption-text');
+  return {
+    id: f.id, src: img ? img.getAttribute('src') : null,
+    number: number ? number.textContent.trim() : null,
+    caption: text ? text.textContent.trim() : '',
+    href: link ? link.getAttribute('href') : null,
+    shown: img ? img.getBoundingClientRect().width : 0,
+  };
+});
+return {
+  textWidth: textWidth,
+  images: Array.from(document.images).map(img => ({
+    src: img.getAttribute('src'), complete: img.complete, natural: img.naturalWidth,
+    shown: img.getBoundingClientRect().width, inFigure: img.closest('figure') !== null,
+    svg: /\.svg$/.test(img.getAttribute('src') || ''),
+    inArticle: img.closest('article') !== null,
+  })),
+  maths: {
+    marked: article.querySelectorAll('span.math, div.math').length,
+    typeset: article.querySelectorAll('mjx-container').length,
+    raw: Array.from(article.querySelectorAll('span.math, div.math'))
+           .filter(el => !el.querySelector('mjx-container')).map(el => el.textContent),
+    errors: Array.from(article.querySelectorAll('mjx-merror'))
+           .map(el => el.getAttribute('data-mjx-error') || el.textContent),
+  },
+  prose: prose.join(''),
+  codeSpans: Array.from(article.querySelectorAll('code'))
+    .filter(c => !c.closest('pre')).map(c => c.textContent),
+  figures: figures,
+  links: Array.from(document.querySelectorAll('a[href]')).map(a => ({
+    raw: a.getAttribute('href'), url: a.href, text: a.textContent.trim().slice(0, 60),
+    target: a.hash.length > 1 && a.pathname === location.pathname
+            ? document.getElementById(decodeURIComponent(a.hash.slice(1))) !== null : null,
+  })),
+  unlinkedSections: (() => {
+    const linked = new Set(Array.from(article.querySelectorAll('a[href^="#"]'))
+      .filter(a => !a.classList.contains('headerlink'))
+      .map(a => decodeURIComponent(a.getAttribute('href').slice(1))));
+    return Array.from(article.querySelectorAll('section > h2'))
+      .filter(h => /^\d/.test(h.textContent.trim()))
+      .filter(h => {
+        const section = h.parentElement;
+        const ids = [section.id].concat(
+          Array.from(section.querySelectorAll(':scope > span[id]')).map(s => s.id));
+        return !ids.some(id => linked.has(id));
+      }).map(h => h.textContent.trim());
+  })(),
+  dropdowns: article.querySelectorAll('details.sd-dropdown').length,
+  tabSets: article.querySelectorAll('.sd-tab-set').length,
+};
+"""
+
+READ_NARROW = r"""
+const root = document.documentElement;
+const width = root.clientWidth;
+const wide = [];
+for (const el of document.querySelectorAll('article *')) {
+  const r = el.getBoundingClientRect();
+  if (r.width === 0 || r.right <= width + 1) continue;
+  // Content that scrolls inside a box of its own is fine.
+  let p = el.parentElement, scrolled = false;
+  while (p && p !== document.body) {
+    const o = getComputedStyle(p).overflowX;
+    if ((o === 'auto' || o === 'scroll' || o === 'hidden') && p.getBoundingClientRect().right <= width + 1) {
+      scrolled = true; break;
+    }
+    p = p.parentElement;
+  }
+  if (!scrolled) wide.push(`${el.tagName.toLowerCase()}.${el.className} (right edge ${Math.round(r.right)} px)`);
+  if (wide.length > 5) break;
+}
+return {
+  viewport: window.innerWidth, clientWidth: width, scrollWidth: root.scrollWidth,
+  wide: wide,
+  figures: Array.from(document.querySelectorAll('article figure img')).map(img => {
+    const box = img.closest('a') || img.parentElement;
+    return {src: img.getAttribute('src'), shown: img.getBoundingClientRect().width,
+            box: box.getBoundingClientRect().width, overflow: getComputedStyle(box).overflowX};
+  }),
+};
+"""
+
+PAGE_HEIGHT = "return Math.ceil(Math.max(document.body.scrollHeight, document.documentElement.scrollHeight));"
+
+
+def _screenshot(driver, target: Path, width: int) -> None:
+    """The whole page at `width` CSS px, top to bottom, as a PNG."""
+    # From the top, nothing focused: furo's phone header and "back to top"
+    # button follow the scroll position, and a focused control shows a ring.
+    driver.execute_async_script("""
         const done = arguments[arguments.length - 1];
-        const hasMath = document.querySelector('.math') !== null;
-        if (!hasMath) { done('no maths'); return; }
-        const start = Date.now();
-        (function wait() {
-          const mj = window.MathJax;
-          if (mj && mj.startup && mj.startup.promise) {
-            mj.startup.promise.then(() => done('typeset'), e => done('error: ' + e));
-          } else if (Date.now() - start > 15000) {
-            done('MathJax never started');
-          } else {
-            setTimeout(wait, 50);
-          }
-        })();
-        """)
-    browser.math_state = math_state
-    browser.console = browser.get_log("browser")
-    return browser
+        if (document.activeElement) document.activeElement.blur();
+        window.scrollTo(0, 0);
+        requestAnimationFrame(() => setTimeout(done, 150));""")
+    height = driver.execute_script(PAGE_HEIGHT)
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True, "fromSurface": True,
+        "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}})
+    target.write_bytes(base64.b64decode(shot["data"]))
+    assert target.stat().st_size > 10_000, f"{target} is suspiciously small"
 
 
-def test_page_loads_every_image_at_page_width(page):
-    images = page.execute_script(
-        """
-        const article = document.querySelector('article');
-        const width = article.getBoundingClientRect().width
-          - parseFloat(getComputedStyle(article).paddingLeft)
-          - parseFloat(getComputedStyle(article).paddingRight);
-        return Array.from(document.images).map(img => ({
-          src: img.getAttribute('src'), complete: img.complete,
-          natural: img.naturalWidth, shown: img.getBoundingClientRect().width,
-          figure: img.closest('article') !== null && /\\.svg$/.test(img.getAttribute('src')),
-          text: width,
-        }));
-        """)
-    figures = [im for im in images if im["figure"]]
-    source = (DOCS / f"{PAGE}.md").read_text(encoding="utf-8")
-    embedded = re.findall(rf"!\[[^\]]*\]\(\.\./figures/{re.escape(PAGE)}/", source)
+class _Loaded:
+    """One page, read at desktop width, at 500 px and in the dark theme."""
+
+    def __init__(self, driver, server: str, doc: str, screenshots: bool):
+        self.doc = doc
+        self.name = doc.replace("/", "-")
+        _set_viewport(driver, DESKTOP_WIDTH)
+        driver.get(f"{server}/{doc}.html")
+        self.math_state = driver.execute_async_script(WAIT_FOR_MATHS)
+        self.state = driver.execute_script(READ_PAGE)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        if screenshots:
+            _screenshot(driver, ARTIFACTS / f"{self.name}-desktop.png", DESKTOP_WIDTH)
+        self.interactions = _exercise_dropdowns_and_tabs(driver)
+        _set_viewport(driver, NARROW_WIDTH)
+        driver.execute_script("window.scrollTo(0, 0)")
+        self.narrow = driver.execute_script(READ_NARROW)
+        if screenshots:
+            _screenshot(driver, ARTIFACTS / f"{self.name}-narrow.png", NARROW_WIDTH)
+        _set_viewport(driver, DESKTOP_WIDTH)
+        if screenshots:
+            driver.execute_script("document.body.dataset.theme = 'dark';")
+            _screenshot(driver, ARTIFACTS / f"{self.name}-dark.png", DESKTOP_WIDTH)
+            driver.execute_script("document.body.dataset.theme = 'auto';")
+        self.console = driver.get_log("browser")
+
+
+def _exercise_dropdowns_and_tabs(driver) -> list[str]:
+    """Open and close every folded answer; show every tab. Returns what failed."""
+    from selenium.webdriver.common.by import By
+
+    def click(element):  # as a reader's click does: the element's own activation
+        driver.execute_script("arguments[0].click();", element)
+
+    failures = []
+    content_shown = ("return arguments[0].offsetParent !== null && "
+                     "arguments[0].getBoundingClientRect().height > 0;")
+    for i, details in enumerate(driver.find_elements(By.CSS_SELECTOR, "article details.sd-dropdown")):
+        title = details.find_element(By.CSS_SELECTOR, "summary").text.strip()[:50]
+        body = details.find_element(By.CSS_SELECTOR, ".sd-summary-content")
+        was_open = details.get_attribute("open") is not None
+        summary = details.find_element(By.CSS_SELECTOR, "summary")
+        click(summary)
+        now_open = details.get_attribute("open") is not None
+        if now_open == was_open or driver.execute_script(content_shown, body) != now_open:
+            failures.append(f"dropdown {i + 1} ({title!r}) did not {'close' if was_open else 'open'}")
+        click(summary)
+        if (details.get_attribute("open") is not None) != was_open:
+            failures.append(f"dropdown {i + 1} ({title!r}) did not go back")
+    for i, tab_set in enumerate(driver.find_elements(By.CSS_SELECTOR, "article .sd-tab-set")):
+        labels = tab_set.find_elements(By.CSS_SELECTOR, ":scope > label.sd-tab-label")
+        contents = tab_set.find_elements(By.CSS_SELECTOR, ":scope > .sd-tab-content")
+        if len(labels) < 2 or len(labels) != len(contents):
+            failures.append(f"tab set {i + 1} has {len(labels)} tabs and {len(contents)} panels")
+            continue
+        for k, label in enumerate(labels):
+            click(label)
+            shown = [driver.execute_script(content_shown, c) for c in contents]
+            if shown != [j == k for j in range(len(contents))]:
+                failures.append(f"tab set {i + 1}: after clicking {label.text.strip()!r} "
+                                f"the panels shown are {shown}")
+        click(labels[0])
+    return failures
+
+
+@pytest.fixture(scope="module")
+def loaded(browser, server):
+    cache: dict[str, _Loaded] = {}
+
+    def load(doc: str) -> _Loaded:
+        if doc not in cache:
+            cache[doc] = _Loaded(browser, server, doc, screenshots=doc in SCREENSHOTS)
+        return cache[doc]
+    return load
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_loads_every_image_at_page_width(loaded, page):
+    state = loaded(page).state
+    broken = [im["src"] for im in state["images"] if not (im["complete"] and im["natural"] > 0)]
+    assert not broken, f"{page}: images that did not load: {broken}"
+    figures = [im for im in state["images"] if im["svg"] and im["inArticle"]]
+    embedded = _figure_paths_in_source(page)
     assert len(figures) == len(embedded), (
-        f"the page embeds {len(embedded)} figures but the browser shows {len(figures)}")
-    broken = [im["src"] for im in images if not (im["complete"] and im["natural"] > 0)]
-    assert not broken, f"images that did not load: {broken}"
-    narrow = [f'{im["src"]} ({im["shown"]:.0f}px of {im["text"]:.0f}px)'
-              for im in figures if abs(im["shown"] - im["text"]) > 2]
-    assert not narrow, f"figures narrower than the page's text: {narrow}"
+        f"{page} embeds {len(embedded)} figures but the browser shows {len(figures)}")
+    narrow = [f'{im["src"]} ({im["shown"]:.0f}px of {state["textWidth"]:.0f}px)'
+              for im in figures if abs(im["shown"] - state["textWidth"]) > 2]
+    assert not narrow, f"{page}: figures narrower than the page's text: {narrow}"
 
 
-def test_page_has_no_console_errors(page):
-    errors = [f'{e["level"]}: {e["message"]}' for e in page.console if e["level"] == "SEVERE"]
-    assert not errors, "browser console errors:\n" + "\n".join(errors)
+@pytest.mark.parametrize("doc", PAGES + ["index", ROBUSTNESS_DOC])
+def test_page_has_no_console_errors(loaded, doc):
+    errors = [f'{e["level"]}: {e["message"]}' for e in loaded(doc).console
+              if e["level"] == "SEVERE"]
+    assert not errors, f"{doc}: browser console errors:\n" + "\n".join(errors)
 
 
-def test_page_maths_is_typeset(page):
-    # The page writes λ_max and λ_min as maths, so MathJax must have run.
-    assert page.math_state == "typeset", page.math_state
-    state = page.execute_script(
-        """
-        return {
-          spans: document.querySelectorAll('span.math, div.math').length,
-          raw: Array.from(document.querySelectorAll('span.math, div.math'))
-                 .filter(el => !el.querySelector('mjx-container')).map(el => el.textContent),
-          errors: Array.from(document.querySelectorAll('mjx-merror'))
-                 .map(el => el.getAttribute('data-mjx-error') || el.textContent),
-        };
-        """)
-    assert not state["raw"], f"maths left as raw TeX: {state['raw']}"
-    assert not state["errors"], f"TeX errors on the page: {state['errors']}"
+# A formula left as prose: TeX source, dollar signs, a root or a sum sign, a
+# letter with an underscore subscript (λ_max, x_i) or a caret power (x^2).
+PROSE_FORMULA = re.compile(
+    r"\$|\\[a-zA-Z]{2,}|[√∑Σ∂∫]|(?<![\w.])[A-Za-zα-ωΑ-Ω]_[\w{(]|\w\^[\w({+−-]")
+# A formula as a code span: Greek letters, maths signs, powers, transposes, subscripts.
+CODE_FORMULA = re.compile(
+    r"[α-ωΑ-Ω√∑Σ∂∫·×½≈≤≥ᵀ²³⁻⁰¹⁴⁵⁶⁷⁸⁹]|\\[a-zA-Z]{2,}|\w\^|\^\w|(?<![\w.])[A-Za-z]_[a-z0-9]\b")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_maths_is_typeset(loaded, page):
+    """Every formula typeset; none left as TeX, as a code span or as plain text."""
+    view = loaded(page)
+    maths = view.state["maths"]
+    source = (DOCS / f"{page}.md").read_text(encoding="utf-8")
+    if maths["marked"] or "$" in source:
+        assert view.math_state == "typeset", f"{page}: {view.math_state}"
+    assert not maths["raw"], f"{page}: maths left as raw TeX: {maths['raw']}"
+    assert not maths["errors"], f"{page}: TeX errors: {maths['errors']}"
+    assert maths["typeset"] >= maths["marked"], (
+        f"{page}: {maths['marked']} formulas marked, {maths['typeset']} typeset")
+    prose = sorted({m.group(0) for m in PROSE_FORMULA.finditer(view.state["prose"])})
+    context = [view.state["prose"][max(0, m.start() - 30):m.end() + 30].replace("\n", " ")
+               for m in PROSE_FORMULA.finditer(view.state["prose"])][:8]
+    assert not prose, (f"{page}: formulas written as plain text ({maths['typeset']} typeset): "
+                       f"{prose}\n" + "\n".join(f"  ...{c}..." for c in context))
+    code = [c for c in view.state["codeSpans"] if CODE_FORMULA.search(c)]
+    assert not code, f"{page}: formulas written as code, not maths: {code}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_figures_are_numbered_and_captioned(loaded, page, site):
+    state = loaded(page).state
+    bare = [im["src"] for im in state["images"]
+            if im["svg"] and im["inArticle"] and not im["inFigure"]]
+    assert not bare, f"{page}: images that are not numbered figures: {bare}"
+    problems = []
+    for k, fig in enumerate(state["figures"], start=1):
+        name = fig["id"] or fig["src"]
+        if fig["number"] != f"Figure {k}":
+            problems.append(f"{name}: numbered {fig['number']!r}, expected 'Figure {k}'")
+        if len(fig["caption"]) < 10:
+            problems.append(f"{name}: caption {fig['caption']!r} is missing or too short")
+        if not fig["id"].startswith("fig-"):
+            problems.append(f"{name}: no :name: fig-... to refer to it by")
+        href = fig["href"] or ""
+        target = site / unquote(href.split("#")[0]) if href else None
+        if not href.endswith(".svg") or not target.is_file():
+            problems.append(f"{name}: does not link to its full-size SVG (href {href!r})")
+    assert not problems, f"{page}: figures:\n" + "\n".join(problems)
 
 
 class _Ids(HTMLParser):
@@ -252,17 +596,9 @@ def _ids_in(path: Path) -> frozenset[str]:
     return frozenset(parser.ids)
 
 
-def test_page_internal_links_resolve(page, server, site):
-    links = page.execute_script(
-        """
-        return Array.from(document.querySelectorAll('a[href]')).map(a => ({
-          raw: a.getAttribute('href'), url: a.href, text: a.textContent.trim().slice(0, 60),
-          target: a.hash.length > 1 && a.pathname === location.pathname
-                  ? document.getElementById(decodeURIComponent(a.hash.slice(1))) !== null
-                  : null,
-        }));
-        """)
-    assert links, "the page has no links at all"
+@pytest.mark.parametrize("doc", PAGES + ["index", ROBUSTNESS_DOC])
+def test_page_internal_links_resolve(loaded, server, site, doc):
+    links = loaded(doc).state["links"]
     broken = []
     checked = 0
     for link in links:
@@ -288,37 +624,44 @@ def test_page_internal_links_resolve(page, server, site):
             found = True
         if not found:
             broken.append(f'{link["raw"]!r} ("{link["text"]}"): no element id {fragment!r}')
-    assert checked, "no internal links were found"
-    assert not broken, "internal links that lead nowhere:\n" + "\n".join(broken)
+    assert checked, f"{doc}: no internal links were found"
+    assert not broken, f"{doc}: internal links that lead nowhere:\n" + "\n".join(broken)
 
 
-def test_page_contents_list_links_every_numbered_section(page):
+@pytest.mark.parametrize("page", PAGES)
+def test_page_contents_list_links_every_numbered_section(loaded, page):
     """Each numbered `## N. Title` section is linked from the page's text (its contents list)."""
-    unlinked = page.execute_script(
-        """
-        const linked = new Set(Array.from(document.querySelectorAll('article a[href^="#"]'))
-          .filter(a => !a.classList.contains('headerlink'))
-          .map(a => decodeURIComponent(a.getAttribute('href').slice(1))));
-        return Array.from(document.querySelectorAll('article section > h2'))
-          .filter(h => /^\\d/.test(h.textContent.trim()))
-          .filter(h => {
-            const section = h.parentElement;
-            const ids = [section.id].concat(
-              Array.from(section.querySelectorAll(':scope > span[id]')).map(s => s.id));
-            return !ids.some(id => linked.has(id));
-          })
-          .map(h => h.textContent.trim());
-        """)
-    assert not unlinked, f"numbered sections that no link on the page leads to: {unlinked}"
+    unlinked = loaded(page).state["unlinkedSections"]
+    assert not unlinked, f"{page}: numbered sections no link on the page leads to: {unlinked}"
 
 
-def test_full_page_screenshot(page):
-    """Saves build/test-artifacts/<page>.png: the whole page, top to bottom."""
-    height = page.execute_script(
-        "return Math.max(document.body.scrollHeight, document.documentElement.scrollHeight);")
-    page.set_window_size(WINDOW_WIDTH, height)
-    time.sleep(0.2)  # let the layout settle at the new size
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    target = ARTIFACTS / f"{PAGE}.png"
-    assert page.save_screenshot(str(target)), "the screenshot could not be written"
-    assert target.stat().st_size > 10_000, f"{target} is suspiciously small"
+@pytest.mark.parametrize("doc", PAGES + ["index", ROBUSTNESS_DOC])
+def test_page_fits_a_500px_screen(loaded, doc):
+    """No sideways scrolling of the page at 500 px; figures keep a legible width,
+    scrolling sideways inside themselves."""
+    narrow = loaded(doc).narrow
+    assert narrow["viewport"] == NARROW_WIDTH, f"the viewport is {narrow['viewport']} px wide"
+    assert narrow["scrollWidth"] <= narrow["clientWidth"], (
+        f"{doc}: at {NARROW_WIDTH} px the page is {narrow['scrollWidth']} px wide; "
+        f"too wide: {narrow['wide']}")
+    small = [f'{f["src"]} ({f["shown"]:.0f} px)' for f in narrow["figures"]
+             if f["shown"] < FIGURE_MIN_NARROW_WIDTH]
+    assert not small, f"{doc}: figures shrunk below {FIGURE_MIN_NARROW_WIDTH} px: {small}"
+    unscrollable = [f["src"] for f in narrow["figures"]
+                    if f["shown"] > f["box"] + 1 and f["overflow"] not in ("auto", "scroll")]
+    assert not unscrollable, f"{doc}: figures wider than their box that do not scroll: {unscrollable}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_folded_answers_and_tabs_work(loaded, page):
+    view = loaded(page)
+    assert not view.interactions, f"{page}:\n" + "\n".join(view.interactions)
+
+
+@pytest.mark.parametrize("doc", SCREENSHOTS)
+def test_page_screenshots_saved(loaded, doc):
+    """build/test-artifacts/<page>-{desktop,narrow,dark}.png: look at them."""
+    view = loaded(doc)
+    for kind in ("desktop", "narrow", "dark"):
+        path = ARTIFACTS / f"{view.name}-{kind}.png"
+        assert path.is_file() and path.stat().st_size > 10_000, f"{path} missing or empty"

@@ -1,8 +1,13 @@
-"""`make golden`: pin the current numbers of every section as the golden record.
+"""`make golden`: pin the current results of every page on purpose.
 
-Copies each section's quotes (raw value, text, tolerances) from
-figures/<page>/numbers/<section>.json to tests/golden/<page>/<section>.json.
-Run it only after inspecting the new numbers: the tests compare against it.
+For every section: its quotes, claims and agreement gaps from
+figures/<page>/numbers/<section>.json (the page's own run), the sha256 of its
+committed figures, and, for a heavy section, the same of its reduced
+configuration (rerun here, in parallel; the tests run it). For every page:
+which quote each prose number is, in order (tests/golden/<page>/page.json).
+Run it only after inspecting the new numbers, figures and prose. It reports
+only real changes: a text, a value beyond its tolerance, a claim, a figure,
+the prose binding; last-bit noise from another machine is not a change.
 """
 
 from __future__ import annotations
@@ -13,30 +18,90 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "docs" / "diagrams"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from check_page import GOLDEN_DIR  # noqa: E402
-from page_registry import page_config, page_packages, section_scripts  # noqa: E402
-from section_kit import write_json_atomically  # noqa: E402
+import check_page  # noqa: E402
+from check_page import GOLDEN_DIR, PageError  # noqa: E402
+from golden_record import differences, pinned_part, sha256  # noqa: E402
+from page_registry import page_config, page_packages  # noqa: E402
+from run_sections import all_sections, current_hash, run_many  # noqa: E402
+
+
+def load(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
 
 
 def main() -> int:
+    from section_kit import write_json_atomically
+
+    scripts = all_sections()
+    records = {}
+    for script in scripts:
+        path = script.numbers_path
+        try:
+            records[script] = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            print(f"error: {path.relative_to(REPO_ROOT)} is missing: run `make figures` first", file=sys.stderr)
+            return 2
+        if records[script].get("inputs_hash") != current_hash(script):
+            print(f"error: {path.relative_to(REPO_ROOT)} is stale for its inputs: run `make figures` first",
+                  file=sys.stderr)
+            return 2
+    heavy = [s for s in scripts if records[s].get("heavy")]
+    reduced = {}
+    if heavy:
+        print(f"running the reduced configuration of {', '.join(s.name for s in heavy)}", flush=True)
+        for r in run_many([(s, 0, False, None, False, None, True) for s in heavy]):
+            if not r["ok"]:
+                print(f"error: {r['script'].name} (reduced) failed: {r['error']}", file=sys.stderr)
+                return 1
+            reduced[r["script"]] = r["record"]
+
+    changed_total = 0
+    for script in scripts:
+        record = records[script]
+        golden_path = GOLDEN_DIR / script.page / f"{script.name}.json"
+        new = pinned_part(record)
+        new["figures"] = {name: sha256(script.numbers_path.parent.parent / name) for name in record["figures"]}
+        if script in reduced:
+            new["reduced"] = pinned_part(reduced[script])
+        old = load(golden_path)
+        changes = differences(old, new)
+        if old.get("figures") != new["figures"]:
+            changes += [f"figure {n} changed" for n in new["figures"] if old.get("figures", {}).get(n) != new["figures"][n]]
+        if "reduced" in new:
+            changes += [f"reduced: {c}" for c in differences(old.get("reduced", {}), new["reduced"])]
+        if changes or not old:
+            write_json_atomically(golden_path, new)
+        changed_total += len(changes)
+        shown = "; ".join(changes[:6]) + (f"; ... {len(changes) - 6} more" if len(changes) > 6 else "")
+        print(f"{golden_path.relative_to(REPO_ROOT)}: " + (shown if changes else "unchanged"))
+
     for package in page_packages():
         config = page_config(package)
-        for script in section_scripts(package):
-            numbers = REPO_ROOT / "figures" / config.PAGE / "numbers" / f"{script}.json"
-            if not numbers.exists():
-                print(f"error: {numbers.relative_to(REPO_ROOT)} is missing: run `make figures` first",
-                      file=sys.stderr)
-                return 2
-            quotes = json.loads(numbers.read_text(encoding="utf-8"))["quotes"]
-            golden = GOLDEN_DIR / config.PAGE / f"{script}.json"
-            old = json.loads(golden.read_text(encoding="utf-8"))["quotes"] if golden.exists() else {}
-            changed = sorted(name for name in quotes.keys() | old.keys() if quotes.get(name) != old.get(name))
-            write_json_atomically(golden, {"quotes": quotes})
-            print(f"{golden.relative_to(REPO_ROOT)}: {len(quotes)} quotes, {len(changed)} changed"
-                  + (f" ({', '.join(changed[:8])}{', ...' if len(changed) > 8 else ''})" if changed else ""))
+        try:
+            binding = check_page.pinned_binding(config)
+        except PageError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        path = GOLDEN_DIR / config.PAGE / "page.json"
+        old = load(path)
+        if old != binding:
+            write_json_atomically(path, binding)
+            print(f"{path.relative_to(REPO_ROOT)}: the page's {len(binding['numbers'])} prose numbers re-pinned")
+            changed_total += 1
+        else:
+            print(f"{path.relative_to(REPO_ROOT)}: unchanged")
+    print(f"golden record: {changed_total} change(s) pinned")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.stdout.flush()
+    import os
+
+    os._exit(status)

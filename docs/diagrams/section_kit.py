@@ -356,7 +356,7 @@ class Section:
     quotes: dict[str, Quote] = field(default_factory=dict)
     claims: list[Claim] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
-    used_reduced: bool = False  # choose() picked the reduced configuration
+    heavy: bool = False  # the section has a reduced configuration (it called choose)
     _last_progress: float = -math.inf
     _started: float = field(default_factory=lambda: time.perf_counter())
 
@@ -369,10 +369,8 @@ class Section:
     def choose(self, *, full: Any, reduced: Any) -> Any:
         """A setting of a heavy section: ``full`` on the page's run,
         ``reduced`` (a handful of steps, the same code path) under the tests."""
-        if self.reduced:
-            self.used_reduced = True
-            return reduced
-        return full
+        self.heavy = True
+        return reduced if self.reduced else full
 
     def progress(self, message: str, *, force: bool = False) -> None:
         """One progress line on stderr ("section: message"), at most one
@@ -552,6 +550,7 @@ class Section:
             "seed_offset": self.seed_offset,
             "variant": self.variant,
             "reduced": self.reduced,
+            "heavy": self.heavy,
             "inputs_hash": self.inputs_hash,
             "environment": numeric_env.record(),
             "quotes": quotes,
@@ -692,7 +691,7 @@ def run_section(
     """
     package, _, name = module.__name__.rpartition(".")
     page = page_config(package).PAGE
-    if inputs_hash is None:
+    if inputs_hash is None and getattr(module, "__file__", None):  # (a test's stand-in module has no file)
         inputs_hash = section_inputs.inputs_hash(package, name)
     section = Section(page=page, name=name, seed_offset=seed_offset, out_dir=out_dir, echo=echo,
                       reduced=reduced, inputs_hash=inputs_hash)
