@@ -1,0 +1,140 @@
+"""Section 3, "Batch norm lets a deep network take a larger learning rate":
+the same deep MLP with and without batch norm, trained at eight learning
+rates; validation accuracy of each run, diverged runs marked.
+
+Data, model and training are in mlp.py (seeds there, shifted by the seed
+offset). Sixteen independent runs in two forked worker processes.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the shared module importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from section_kit import (  # first: it pins the numeric environment before numpy and torch load
+    PALETTE, import_torch, log_axis, main, new_figure, nice_limits)
+
+import numpy as np  # noqa: E402
+
+from normalisation_layers import mlp  # noqa: E402
+from normalisation_layers.norms import BatchNorm  # noqa: E402
+
+RATES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3)
+NETWORKS = ("plain", "batch norm")
+STEPS = 400
+REDUCED_STEPS = 6
+TRAINS = 0.5  # a surviving run "trains" when its validation accuracy exceeds this
+BEST_GAP = 0.02
+CHECK_STEPS = 5  # hand-written batch norm against nn.BatchNorm1d, first steps' losses
+
+
+def rate_key(rate: float) -> str:
+    """A quote-name form of a learning rate: 0.003 -> "0_003"."""
+    return f"{rate:g}".replace(".", "_")
+
+
+def compute(section):
+    torch = import_torch()
+    q = section.quote
+    steps = section.choose(full=STEPS, reduced=REDUCED_STEPS)
+    # The check against torch's module runs in a worker too, beside the sweep.
+    check = [("batch norm", RATES[4], CHECK_STEPS, section.seed_offset, None, None),
+             ("batch norm", RATES[4], CHECK_STEPS, section.seed_offset, None, torch.nn.BatchNorm1d)]
+    runs, (ours, theirs) = mlp.sweep(section, NETWORKS, RATES, steps, check)
+    section.agree(f"hand-written BatchNorm and nn.BatchNorm1d networks, first {CHECK_STEPS} losses",
+                  ours["losses"], theirs["losses"], rtol=1e-5)
+
+    q("classes", mlp.CLASSES, "d")
+    q("dim", mlp.DIM, "d")
+    q("noise", mlp.NOISE, ".1f")
+    q("n_train", mlp.N_TRAIN, ",d")
+    q("n_validation", mlp.N_VALIDATION, ",d")
+    q("depth", mlp.DEPTH, "d")
+    q("width", mlp.WIDTH, "d")
+    q("batch", mlp.BATCH, "d")
+    q("momentum", mlp.MOMENTUM, ".1f")
+    q("steps", steps, "d")
+    q("rates", RATES, "g")
+    q("chance", 1 / mlp.CLASSES, ".3f")
+    q("trains_threshold", TRAINS, ".1f")
+    q("data_seed", mlp.DATA_SEED, "d")
+    q("batch_seed", mlp.BATCH_SEED, "d")
+    q("model_seed", mlp.MODEL_SEED, "d")
+    layer = BatchNorm(1)  # the defaults the networks use
+    q("bn_momentum", layer.momentum, ".1f")
+    q("bn_eps", layer.eps, ".0x")
+
+    accuracies = {}
+    for network in NETWORKS:
+        key = "plain" if network == "plain" else "bn"
+        acc = []
+        for rate in RATES:
+            res = runs[network, rate]
+            if res["diverged_at"] is None:
+                q(f"{key}_accuracy_{rate_key(rate)}", res["accuracy"], ".3f")
+                acc.append(res["accuracy"])
+            else:
+                q(f"{key}_diverged_step_{rate_key(rate)}", res["diverged_at"], "d")
+                acc.append(np.nan)
+        acc = np.array(acc)
+        accuracies[network] = acc
+        survived = [r for r, a in zip(RATES, acc) if np.isfinite(a)]
+        best = int(np.nanargmax(acc))
+        q(f"{key}_best_accuracy", acc[best], ".3f")
+        q(f"{key}_best_rate", RATES[best], "g")
+        q(f"{key}_largest_surviving_rate", max(survived), "g")
+        q(f"{key}_largest_training_rate", max((r for r, a in zip(RATES, acc) if a > TRAINS), default=0), "g")
+        n_diverged = len(RATES) - len(survived)
+        q(f"{key}_diverged_count", n_diverged, "d")
+
+    plain, bn = accuracies["plain"], accuracies["batch norm"]
+    where = [r for r, p, b in zip(RATES, plain, bn) if not np.isfinite(p) and b > TRAINS]
+    section.claim(f"the plain network diverges at some rate where the batch-norm network "
+                  f"reaches validation accuracy above {TRAINS:g}", bool(where),
+                  f"rates {where}; plain {plain.tolist()}; batch norm {bn.tolist()}")
+    gap = abs(np.nanmax(bn) - np.nanmax(plain))
+    q("best_gap", gap, ".3f")
+    q("best_gap_bound", BEST_GAP, ".2f")
+    section.claim_bound("gap between the two networks' best validation accuracies", gap, "<=",
+                 BEST_GAP, fmt=".3f")
+    return {"accuracies": accuracies, "runs": runs}
+
+
+def draw(section, results):
+    t = section.text
+    acc = results["accuracies"]
+    fig = new_figure(8.4, 3.6, margins=(0.7, 0.5, 0.15, 0.3))
+    ax = fig.add_subplot()
+    colours = {"plain": PALETTE["orange"], "batch norm": PALETTE["blue"]}
+    finite = np.concatenate([a[np.isfinite(a)] for a in acc.values()])
+    low, high = nice_limits(list(finite) + [1 / mlp.CLASSES], pad=0.08)
+    low = max(0.0, low - 0.06)  # room below for the diverged marks
+    diverged_y = low + 0.03
+    for network, a in acc.items():
+        ok = np.isfinite(a)
+        rates = np.array(RATES)
+        ax.plot(rates[ok], a[ok], "o-", color=colours[network], label=network)
+        if (~ok).any():
+            ax.plot(rates[~ok], np.full((~ok).sum(), diverged_y), "x", color=colours[network],
+                    markersize=9, markeredgewidth=2, linestyle="none",
+                    label=f"{network}: diverged")
+    ax.axhline(1 / mlp.CLASSES, color=PALETTE["grey"], linestyle="--", linewidth=1)
+    ax.text(RATES[0], 1 / mlp.CLASSES + 0.012, f"chance, {t('chance')}", color=PALETTE["grey"],
+            fontsize=9, va="bottom")
+    log_axis(ax, "x", ticks=RATES, labels="plain")
+    ax.set_xlim(RATES[0] / 1.6, RATES[-1] * 1.6)
+    ax.set_ylim(low, high)
+    ax.set_xlabel(f"learning rate (SGD, momentum {t('momentum')}, {t('steps')} steps)")
+    ax.set_ylabel("validation accuracy")
+    ax.legend(loc="center left", fontsize=9)
+    ax.set_title(f"Batch norm trains at rates up to {t('bn_largest_training_rate')}; "
+                 f"the plain network diverges above {t('plain_largest_surviving_rate')}",
+                 loc="left")
+    section.save_figure(fig, "accuracy")
+
+
+if __name__ == "__main__":
+    main(__name__)

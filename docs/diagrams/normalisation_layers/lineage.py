@@ -1,0 +1,74 @@
+"""Section 2, "The lineage": the five generations of normalisation layers
+on a time axis, each labelled with the scale it keeps in check and the year
+of its paper, and the published figures the page's lineage table cites
+(14 times fewer steps, 7% to 64% less running time), registered as quotes
+so the page check can match them. The table's year column and the years of
+citations are structure (STRUCTURAL in the package). No computation: facts
+from the papers the page's reading list gives.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the shared module importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from section_kit import PALETTE, main, new_figure  # noqa: E402
+
+# (quote name, year, step, scale it keeps in check, row of the figure)
+GENERATIONS = (
+    ("batch_norm", 2015, "batch norm", "activations and\nthe loss surface", 1),
+    ("layer_norm", 2016, "layer norm", "the batch\n(each example alone)", -1),
+    ("pre_norm", 2019, "pre-norm", "the gradient\nthrough depth", 1),
+    ("rms_norm", 2019, "RMS norm", "the mean\n(dropped)", -1),
+    ("qk_norm", 2020, "QK-norm", "the attention\nlogits", 1),
+)
+
+INCEPTION_STEP_FACTOR = 14          # Ioffe and Szegedy: 14 times fewer training steps
+RMS_SPEEDUP = (0.07, 0.64)          # Zhang and Sennrich: 7% to 64% less running time
+
+
+def compute(section):
+    q = section.quote
+    for name, year, *_ in GENERATIONS:
+        q(f"year_{name}", year, "d")  # years are written without a comma
+    q("inception_step_factor", INCEPTION_STEP_FACTOR, "d")
+    q("rms_speedup_low", RMS_SPEEDUP[0], ".0%")
+    q("rms_speedup_high", RMS_SPEEDUP[1], ".0%")
+    years = [g[1] for g in GENERATIONS]
+    section.claim("the generations are in order of year", years == sorted(years))
+    return {}
+
+
+def draw(section, results):
+    t = section.text
+    fig = new_figure(8.4, 3.4, margins=(0.2, 0.45, 0.2, 0.1),
+                     suptitle="Five generations, each keeping a different scale in check")
+    ax = fig.add_subplot()
+    colours = [PALETTE[c] for c in ("blue", "orange", "green", "red", "purple")]
+    first, last = GENERATIONS[0][1], GENERATIONS[-1][1]
+    ax.axhline(0, color=PALETTE["ink"], linewidth=1.2)
+    nudge = {"pre_norm": -0.12, "rms_norm": 0.12}  # two generations share 2019
+    for (name, year, step, scale, row), colour in zip(GENERATIONS, colours):
+        x = year + nudge.get(name, 0.0)
+        ax.plot([x], [0], "o", color=colour, markersize=9, zorder=3)
+        ax.plot([x, x], [0, 0.42 * row], color=colour, linewidth=1.2)
+        va = "bottom" if row > 0 else "top"
+        ax.text(x, 0.46 * row, f"{step}, {t('year_' + name)}", ha="center", va=va,
+                fontsize=10, fontweight="bold", color=colour)
+        ax.text(x, (0.46 + 0.2) * row, f"keeps in check:\n{scale}", ha="center", va=va,
+                fontsize=9, color=PALETTE["ink"])
+    ax.set_xlim(first - 0.8, last + 0.8)
+    ax.set_ylim(-1.45, 1.45)
+    ax.set_xticks(range(first, last + 1))  # tick labels: the time axis, not quoted results
+    ax.set_yticks([])
+    ax.spines["left"].set_visible(False)
+    ax.spines["bottom"].set_position(("data", -1.45))
+    ax.set_xlabel("year of the paper that introduced it")
+    section.save_figure(fig, "timeline")
+
+
+if __name__ == "__main__":
+    main(__name__)
