@@ -7,11 +7,47 @@ Build (warnings are errors, so a broken figure path or link fails the build):
 -E (read every page afresh) matters: an incremental build skips unchanged pages,
 so a broken `#anchor` that failed one build would pass the next.
 
-The pages are plain Markdown (MyST), readable on GitHub as they stand. Figures
-live outside this directory, in ../figures/<page>/, and pages embed them as
-`![alt](../figures/<page>/<file>.svg)`; Sphinx resolves such paths relative to
-the page and copies each image into the site's _images/ folder.
+The pages are Markdown (MyST), readable on GitHub as they stand. Figures live
+outside this directory, in ../figures/<page>/; pages embed them as numbered,
+captioned MyST figures, and Sphinx copies each image into the site's _images/.
+
+Nothing here names a page. The site's pages are the Markdown files directly in
+docs/ (besides index.md): the index lists each one with a link to its
+robustness report, and robustness/index.md shows every page's report
+(figures/<page>/robustness-report.md, or the older seed-report.md), or says it
+has not been generated yet.
+
+The site serves its own maths: MathJax's startup, core, TeX input and
+CommonHTML output components, its fonts and the TeX extensions it loads on
+demand, about 1.3 MB, copied from the pinned sphinx-mathjax-offline package
+(which holds all of MathJax, 24 MB, most of it never used by a page; it is a
+source of files here, not a Sphinx extension). No CDN is reachable on these
+machines or in CI.
+
+The build refuses to include any file from outside the repository: a
+{include}, {literalinclude}, raw or csv-table file, or an image whose real path
+(symlinks resolved) is not under the repository fails the build naming the page
+and the file.
 """
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import shutil
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.errors import SphinxError
+from sphinx.transforms import SphinxTransform
+
+DOCS = Path(__file__).resolve().parent
+REPO = DOCS.parent
+FIGURES = REPO / "figures"
 
 project = "Training notes"  # the site; each page has its own title
 author = "the project's authors"
@@ -20,9 +56,7 @@ language = "en"
 extensions = [
     "myst_parser",
     "sphinx.ext.mathjax",
-    # Serves MathJax from the site itself (no CDN): the site renders its maths
-    # offline, and the browser test sees no failed network request.
-    "sphinx-mathjax-offline",
+    "sphinx_design",  # folded answers ({dropdown}) and tabs ({tab-set})
 ]
 
 root_doc = "index"
@@ -32,13 +66,21 @@ source_suffix = {".md": "markdown"}
 exclude_patterns = [
     "diagrams",
     "_static",
+    "_templates",
     "**/README.md",
     ".*",
 ]
 
+# Figures are numbered ("Figure 4") and {numref}`fig-...` refers to them.
+numfig = True
+numfig_format = {"figure": "Figure %s", "table": "Table %s", "code-block": "Listing %s"}
+numfig_secnum_depth = 0  # one running count per page, not per section
+
 # --- MyST -------------------------------------------------------------------
 myst_enable_extensions = [
     "dollarmath",  # $...$ inline, $$...$$ display
+    "amsmath",  # \begin{align} ... \end{align} blocks
+    "colon_fence",  # :::{figure} ... ::: (the body stays Markdown on GitHub)
 ]
 # Headings down to ### get GitHub-style anchors, so a contents list written as
 # `[2. Layer ...](#2-layer-normalisation-and-rms-normalisation)` resolves both
@@ -56,9 +98,252 @@ html_show_sourcelink = False
 html_show_copyright = False
 html_copy_source = False
 html_last_updated_fmt = None  # no dates in the output
+# An image given a width links to the full-size file (see _link_figures_to_files).
+html_scaled_image_link = True
 
-# MathJax 3 configuration: the dollarmath extension already marks the maths,
-# so MathJax only typesets what Sphinx wraps in \( \) and \[ \].
+# --- maths: MathJax served from the site itself -------------------------------
+# MathJax's startup component loads only what the site needs: the TeX input
+# (with the AMS macros), the CommonHTML output and the hidden MathML that
+# screen readers read. No menu (400 kB of the combined components).
+mathjax_path = "mathjax/startup.js"  # relative to _static/
 mathjax3_config = {
-    "options": {"enableMenu": False},
+    "loader": {"load": ["input/tex", "output/chtml", "a11y/assistive-mml"]},
+    # The dollarmath extension already marks the maths, so MathJax only
+    # typesets what Sphinx wraps in \( \) and \[ \] (its default delimiters).
+    "chtml": {"matchFontHeight": False},
 }
+MATHJAX_PACKAGE = "sphinx-mathjax-offline"  # pinned in requirements.txt
+# What the site ships of MathJax (about 1.3 MB of its 24 MB): the components
+# above, the fonts the output draws with, and the TeX extensions its
+# autoloader fetches on demand.
+MATHJAX_FILES = (
+    "startup.js", "core.js", "input/tex.js", "output/chtml.js", "output/chtml/fonts/tex.js",
+    "a11y/assistive-mml.js",
+) + tuple(f"input/tex/extensions/{name}.js" for name in (
+    # The TeX packages MathJax's autoloader fetches when a formula uses one of
+    # their macros (\boldsymbol, \cancel, \color, \coloneqq, ...); not
+    # physics, bussproofs or mhchem, which no page of this kind needs.
+    "action", "amscd", "bbox", "boldsymbol", "braket", "cancel", "cases", "centernot",
+    "color", "colortbl", "empheq", "enclose", "extpfeil", "gensymb", "html", "mathtools",
+    "unicode", "upgreek", "verb"))
+MATHJAX_DIRS = ("output/chtml/fonts/woff-v2",)
+
+
+class SiteError(SphinxError):
+    category = "Site build error"
+
+
+def _mathjax_source() -> Path:
+    try:
+        dist = metadata.distribution(MATHJAX_PACKAGE)
+    except metadata.PackageNotFoundError as exc:
+        raise SiteError(f"{MATHJAX_PACKAGE} is not installed: the site's maths comes from it "
+                        "(pip install -r requirements.txt)") from exc
+    root = Path(dist.locate_file("sphinx-mathjax-offline/static/mathjax"))
+    if not (root / MATHJAX_FILES[0]).is_file():
+        raise SiteError(f"{MATHJAX_PACKAGE} has no {MATHJAX_FILES[0]} under {root}")
+    return root
+
+
+def _copy_mathjax(app, exc) -> None:
+    if exc is not None or app.builder.format != "html":
+        return
+    source = _mathjax_source()
+    target = Path(app.outdir) / "_static" / "mathjax"
+    if target.exists():
+        shutil.rmtree(target)
+    for name in MATHJAX_FILES:
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / name, target / name)
+    for folder in MATHJAX_DIRS:
+        shutil.copytree(source / folder, target / folder)
+
+
+# --- the pages: discovered, never named ---------------------------------------
+
+REPORT_NAMES = ("robustness-report.md", "seed-report.md")  # preferred first
+ROBUSTNESS_DOC = "robustness/index"
+
+
+def site_pages() -> list[str]:
+    """The site's pages: every Markdown file directly in docs/ but the index."""
+    return sorted(p.stem for p in DOCS.glob("*.md") if p.stem != "index")
+
+
+def page_title(page: str) -> str:
+    for line in (DOCS / f"{page}.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return page
+
+
+def report_file(page: str) -> Path | None:
+    for name in REPORT_NAMES:
+        path = FIGURES / page / name
+        if path.is_file():
+            return path
+    return None
+
+
+def _index_markdown() -> str:
+    lines = []
+    for page in site_pages():
+        lines.append(f"- {{doc}}`{page}` ({{ref}}`how robust its results are "
+                     f"<robustness-{page}>`)")
+    if not lines:
+        lines.append("No pages yet.")
+    toctree = ["```{toctree}", ":hidden:", ":maxdepth: 2", ""]
+    toctree += site_pages() + [ROBUSTNESS_DOC, "```"]
+    return "\n".join(lines + [""] + toctree) + "\n"
+
+
+_HEADING = re.compile(r"^(#{1,5}) ", re.MULTILINE)
+_REL_LINK = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:|#|/)([^)\s]+)\)")
+
+
+def _report_markdown(page: str, path: Path) -> str:
+    text = path.read_text(encoding="utf-8")
+    # The report's own title gives way to the page's heading here; its other
+    # headings move down two levels, under that heading.
+    text = re.sub(r"\A\s*# [^\n]*\n", "", text)
+    text = _HEADING.sub(lambda m: "#" * min(len(m.group(1)) + 1, 6) + " ", text)
+    # Links in the report are relative to its folder; here they are relative to docs/robustness/.
+    here = DOCS / "robustness"
+
+    def relink(match: re.Match) -> str:
+        target, _, anchor = match.group(1).partition("#")
+        rel = os.path.relpath(path.parent / target, here).replace(os.sep, "/")
+        return f"]({rel}{'#' + anchor if anchor else ''})"
+
+    return _REL_LINK.sub(relink, text)
+
+
+def _robustness_markdown() -> str:
+    parts = []
+    for page in site_pages():
+        parts.append(f"(robustness-{page})=\n## {page_title(page)}\n")
+        parts.append(f"The page: {{doc}}`../{page}`.\n")
+        path = report_file(page)
+        if path is None:
+            parts.append("No robustness report has been generated for this page yet "
+                         "(`make seeds` writes it).\n")
+        else:
+            rel = path.relative_to(REPO).as_posix()
+            parts.append(f"From `{rel}`.\n")
+            parts.append(_report_markdown(page, path))
+    return "\n".join(parts)
+
+
+# A page source holds a fenced block ```{NAME}``` that is replaced by generated Markdown.
+GENERATED_BLOCKS = {
+    "index": ("page-index", _index_markdown),
+    ROBUSTNESS_DOC: ("robustness-reports", _robustness_markdown),
+}
+
+
+def _generate(app, docname: str, source: list[str]) -> None:
+    if docname not in GENERATED_BLOCKS:
+        return
+    name, make = GENERATED_BLOCKS[docname]
+    block = re.compile(r"^```\{" + re.escape(name) + r"\}[^\n]*\n```[ \t]*$", re.MULTILINE)
+    text, count = block.subn(lambda _m: make(), source[0])
+    if count != 1:
+        raise SiteError(f"{docname}.md must hold exactly one ```{{{name}}}``` block "
+                        f"(found {count}); the site generates its content")
+    source[0] = text
+
+
+class RobustnessReportLinks(SphinxTransform):
+    """A page links to its report file (figures/<page>/robustness-report.md,
+    readable on GitHub); on the site the link leads to the report's section of
+    the robustness page instead, whether or not the file exists yet."""
+
+    default_priority = 100
+    _target = re.compile(r"(?:^|/)figures/([^/]+)/(?:robustness|seed)-report(?:\.md)?(?:#.*)?$")
+
+    def apply(self, **kwargs) -> None:
+        for node in list(self.document.findall(addnodes.download_reference)) + list(
+                self.document.findall(addnodes.pending_xref)):
+            match = self._target.search(node.get("reftarget", ""))
+            if not match:
+                continue
+            page = match.group(1)
+            xref = addnodes.pending_xref(
+                "", refdomain="std", reftype="ref", reftarget=f"robustness-{page}",
+                refexplicit=True, refwarn=True, refdoc=self.env.docname)
+            xref += nodes.inline("", node.astext())
+            node.replace_self(xref)
+
+
+# --- typography ---------------------------------------------------------------
+
+
+class UnbrokenNumbers(SphinxTransform):
+    """A number in scientific notation, "4.77 × 10⁻⁶", never breaks across
+    lines (or inside a table cell): its spaces become no-break spaces. The
+    page sources keep plain spaces; only the site's text changes."""
+
+    default_priority = 700
+    _pattern = re.compile(r"(\d) × (10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)")
+    _skip = (nodes.literal, nodes.literal_block, nodes.math, nodes.math_block, nodes.raw)
+
+    def apply(self, **kwargs) -> None:
+        for text in list(self.document.findall(nodes.Text)):
+            if "×" not in text or isinstance(text.parent, self._skip):
+                continue
+            new = self._pattern.sub("\\1\u00a0×\u00a0\\2", str(text))
+            if new != str(text):
+                text.parent.replace(text, nodes.Text(new))
+
+
+# --- figures ------------------------------------------------------------------
+
+
+def _link_figures_to_files(app, doctree, docname) -> None:
+    """Every figure links to its full-size SVG (a tap on a phone enlarges it):
+    Sphinx links an image with a width to its file, so figures get one."""
+    for figure in doctree.findall(nodes.figure):
+        for image in figure.findall(nodes.image):
+            if not isinstance(image.parent, nodes.reference):
+                image.setdefault("width", "100%")
+
+
+# --- nothing from outside the repository --------------------------------------
+
+
+def _inside_repo(path: Path) -> bool:
+    try:
+        path.resolve().relative_to(REPO)
+    except ValueError:
+        return False
+    return True
+
+
+def _refuse_outside_files(app, doctree) -> None:
+    """Fail the build when a page reads a file from outside the repository."""
+    docname = app.env.docname
+    srcdir = Path(app.srcdir)
+    used: set[Path] = set()
+    deps = getattr(doctree.settings, "record_dependencies", None)
+    if deps is not None:
+        used.update(Path(os.getcwd(), d) for d in deps.list)
+    used.update(srcdir / d for d in app.env.dependencies.get(docname, ()))
+    for image in doctree.findall(nodes.image):
+        uri = image.get("uri", "")
+        if "://" not in uri and not uri.startswith("data:"):
+            used.add(srcdir / uri)
+    outside = sorted(str(p) for p in used if not _inside_repo(p))
+    if outside:
+        raise SiteError(
+            f"{app.env.doc2path(docname)}: includes {', '.join(outside)}, from outside the "
+            f"repository ({REPO}); the site may include only the repository's own files")
+
+
+def setup(app):
+    app.connect("source-read", _generate)
+    app.add_transform(RobustnessReportLinks)
+    app.add_transform(UnbrokenNumbers)
+    app.connect("doctree-read", _refuse_outside_files)
+    app.connect("doctree-resolved", _link_figures_to_files)
+    app.connect("build-finished", _copy_mathjax)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -19,7 +19,8 @@ file in docs/ but the index), never named here. For every page:
 - folded answers ({dropdown}) open and close, and every tab of a tab set shows
   its own content and hides the others;
 - screenshots are saved to build/test-artifacts/: <page>-desktop.png (1280 px),
-  <page>-narrow.png (500 px) and <page>-dark.png (dark theme), whole pages.
+  <page>-narrow.png (500 px) and <page>-dark.png (dark theme, at half scale),
+  whole pages top to bottom.
 
 Besides the pages: the index links every page and every page's robustness
 report; the robustness page has a section per page; the built site is under
@@ -412,8 +413,8 @@ return {
 PAGE_HEIGHT = "return Math.ceil(Math.max(document.body.scrollHeight, document.documentElement.scrollHeight));"
 
 
-def _screenshot(driver, target: Path, width: int) -> None:
-    """The whole page at `width` CSS px, top to bottom, as a PNG."""
+def _screenshot(driver, target: Path, width: int, scale: float = 1.0) -> None:
+    """The whole page at `width` CSS px, top to bottom, as a PNG (at `scale`)."""
     # From the top, nothing focused: furo's phone header and "back to top"
     # button follow the scroll position, and a focused control shows a ring.
     driver.execute_async_script("""
@@ -424,7 +425,7 @@ def _screenshot(driver, target: Path, width: int) -> None:
     height = driver.execute_script(PAGE_HEIGHT)
     shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
         "format": "png", "captureBeyondViewport": True, "fromSurface": True,
-        "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}})
+        "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": scale}})
     target.write_bytes(base64.b64decode(shot["data"]))
     assert target.stat().st_size > 10_000, f"{target} is suspiciously small"
 
@@ -451,7 +452,9 @@ class _Loaded:
         _set_viewport(driver, DESKTOP_WIDTH)
         if screenshots:
             driver.execute_script("document.body.dataset.theme = 'dark';")
-            _screenshot(driver, ARTIFACTS / f"{self.name}-dark.png", DESKTOP_WIDTH)
+            # At half scale: it shows how the figures sit on the dark theme,
+            # and a whole page at full scale takes seconds to encode.
+            _screenshot(driver, ARTIFACTS / f"{self.name}-dark.png", DESKTOP_WIDTH, scale=0.5)
             driver.execute_script("document.body.dataset.theme = 'auto';")
         self.console = driver.get_log("browser")
 
