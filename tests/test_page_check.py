@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import json
 import subprocess
 import sys
@@ -36,12 +37,21 @@ def test_make_check_is_fast():
 
 QUOTES = {
     "mean": {"value": 0.7733, "text": "0.7733", "rel_tol": 1e-9, "abs_tol": 0.0},
-    "shift": {"value": -0.2, "text": "-0.20", "rel_tol": 1e-9, "abs_tol": 0.0},
+    "shift": {"value": -0.2, "text": "\u22120.20", "rel_tol": 1e-9, "abs_tol": 0.0},
     "share": {"value": 0.1821, "text": "18.21%", "rel_tol": 1e-9, "abs_tol": 0.0},
     "steps": {"value": 1304.0, "text": "1,304", "rel_tol": 1e-9, "abs_tol": 0.0},
-    "tiny": {"value": 4.2e-8, "text": "4.2e-08", "rel_tol": 1e-9, "abs_tol": 0.0},
+    "tiny": {"value": 4.2e-8, "text": "4.2 \u00d7 10\u207b\u2078", "rel_tol": 1e-9, "abs_tol": 0.0},
     "reach": {"value": 220.0, "text": "220", "rel_tol": 1e-9, "abs_tol": 0.0},
 }
+
+
+def pin(config, page, numbers) -> None:
+    """What `make golden` does: pin which quote each prose number is."""
+    try:
+        binding = check_page.pinned_binding(config, page_path=page, numbers_dir=numbers)
+    except PageError:
+        return  # a malformed page: the test expects the error from the check itself
+    (page.parent / "golden" / "page.json").write_text(json.dumps(binding))
 
 
 def make_page(tmp_path, body: str, quotes=None, golden=None):
@@ -58,10 +68,17 @@ def make_page(tmp_path, body: str, quotes=None, golden=None):
         __name__="demo_page", PAGE="demo", PAGE_FILE=str(page),
         SECTION_SCRIPTS={1: ("demo",)}, SHARED_QUOTES=(), STRUCTURAL=(r"[Ss]ection (?P<n>\d)\b",),
     )
+    # `make golden` pinned the page when the golden record was made.
+    pinned_numbers = numbers
+    if golden is not None:
+        pinned_numbers = tmp_path / "pinned-numbers"
+        pinned_numbers.mkdir()
+        (pinned_numbers / "demo.json").write_text(json.dumps({"quotes": golden, "figures": []}))
+    pin(config, page, pinned_numbers)
     return config, page, dict(page_path=page, numbers_dir=numbers, golden_dir=golden_dir)
 
 
-ALL_USED = "All: 0.7733, −0.20, 18.21%, 1,304, 4.2e-08 and 220 mm.\n"
+ALL_USED = "All: 0.7733, −0.20, 18.21%, 1,304, 4.2 × 10⁻⁸ and 220 mm.\n"
 
 
 def check(tmp_path, body, **kw):
@@ -72,12 +89,12 @@ def check(tmp_path, body, **kw):
 def test_clean_page_passes_with_units_parentheses_signs_and_percentages(tmp_path):
     body = (
         "# Demo\n\n## 1. Scales\n\n"
-        "Reach is 220 mm (mean 0.7733), a shift of −0.20 and -0.20, 18.21% of values,\n"
-        "1,304 steps, a loss of 4.2e-08. See section 1.\n"
+        "Reach is 220 mm (mean 0.7733), a shift of −0.20, 18.21% of values,\n"
+        "1,304 steps, a loss of 4.2 × 10⁻⁸, and $\\frac{1}{2} x^2 + 0.7733$. See section 1.\n"
     )
     report = check(tmp_path, body)
     assert report.ok, report.lines()
-    assert report.numbers_checked == 7  # "section 1" and the heading are structural
+    assert report.numbers_checked == 7  # "section 1", the heading and 1, 2 in maths are structural
 
 
 def test_unknown_number_is_named_with_line_and_nearest_quote(tmp_path):
@@ -188,9 +205,110 @@ def test_non_numeric_quote_drawn_in_a_figure_counts_as_used(tmp_path):
     config, page, paths = make_page(tmp_path, "# Demo\n\n## 1. Scales\n\n" + ALL_USED, quotes=quotes)
     record = json.loads((paths["numbers_dir"] / "demo.json").read_text())
     assert [f.message for f in run_check(config, **paths).findings] == [
-        "demo.held (inf) is used nowhere: not in the prose of section 1, its figures or a code block; "
+        "demo.held (inf) is used nowhere: not in the prose of section 1 or its figures; "
         "quote it or stop registering it"]
     (tmp_path / "figures" / "held.svg").write_text("<svg><!-- float16 holds inf --></svg>")
     record["figures"] = ["held.svg"]
     (paths["numbers_dir"] / "demo.json").write_text(json.dumps(record))
     assert run_check(config, **paths).ok
+
+
+# --- broken pages and bad input (each one clear line, the right exit code) ---
+
+BODY = "# Demo\n\n## 1. Scales\n\n" + ALL_USED
+
+
+@pytest.mark.parametrize("body, message", [
+    ("", "section(s) 1 missing"),
+    ("# Demo\n\nIntro only.\n", "section(s) 1 missing"),
+    ("# Demo\n\n## 1. Scales\n\n", "section 1 has no prose"),
+    ("# Demo\n\n```\n## 1. Scales\n\n" + ALL_USED + "```\n", "a section heading inside the code fence"),
+    (BODY + "\n    Indented 0.7733 and 9.99.\n", "an indented code block"),
+    (BODY + "\n```{dropdown} Answer\n0.7733\n```\n", "write {dropdown} with a colon fence"),
+])
+def test_broken_structure_is_refused(tmp_path, body, message):
+    with pytest.raises(PageError, match=re.escape(message)):
+        check(tmp_path, body)
+
+
+def test_numbers_in_maths_and_figure_captions_are_checked(tmp_path):
+    body = BODY + "\n$x = 0.7734$\n\n:::{figure} fig.svg\n:name: fig-a\n:alt: a 9.99 plot\n\nCaption 1.5.\n:::\n"
+    lines = check(tmp_path, body).lines()
+    assert any("0.7734 in section 1 (in maths)" in l for l in lines)
+    assert any(":11: 9.99 in section 1" in l for l in lines)
+    assert any(":13: 1.5 in section 1" in l for l in lines)
+
+
+def test_number_style_is_enforced(tmp_path):
+    quotes = dict(QUOTES, big={"value": 20250628, "text": "20250628", "rel_tol": 1e-9, "abs_tol": 0.0},
+                  neg={"value": -1.77, "text": "-1.77", "rel_tol": 1e-9, "abs_tol": 0.0})
+    lines = check(tmp_path, BODY + "Also 20250628 steps and -1.77.\n", quotes=quotes).lines()
+    assert any("write thousands separators: 20,250,628" in l for l in lines)
+    assert any("write the minus sign: −1.77" in l for l in lines)
+
+
+def test_swapped_numbers_and_a_dropped_sign_break_the_pinned_binding(tmp_path):
+    config, page, paths = make_page(tmp_path, BODY)
+    page.write_text(BODY.replace("0.7733, −0.20", "−0.20, 0.7733"))
+    assert any("is not the number pinned at this place" in l for l in run_check(config, **paths).lines())
+    quotes = dict(QUOTES, unsigned={"value": 0.2, "text": "0.20", "rel_tol": 1e-9, "abs_tol": 0.0})
+    config, page, paths = make_page(tmp_path / "b", BODY + "Its size is 0.20.\n", quotes=quotes)
+    page.write_text((BODY + "Its size is 0.20.\n").replace("−0.20", "0.20"))
+    assert any("is not the number pinned at this place" in l for l in run_check(config, **paths).lines())
+
+
+def test_a_reversed_direction_word_fails_its_backing_claim(tmp_path):
+    config, page, paths = make_page(tmp_path, BODY + "Post-norm collapsed at 0.7733.\n")
+    record = json.loads((paths["numbers_dir"] / "demo.json").read_text())
+    record["claims"] = [{"statement": "post-norm collapses", "holds": True, "backs": ["Post-norm collapsed"]}]
+    (paths["numbers_dir"] / "demo.json").write_text(json.dumps(record))
+    assert run_check(config, **paths).ok
+    page.write_text(BODY + "Post-norm survived at 0.7733.\n")
+    assert any("no longer says 'Post-norm collapsed'" in l for l in run_check(config, **paths).lines())
+
+
+@pytest.mark.parametrize("record, message", [
+    ([], "not a numbers record"),
+    ({}, "not a numbers record"),
+    ({"quotes": {"a": [1, 2]}}, "quote 'a' has no \"value\" and \"text\""),
+    ({"quotes": {"a": {"value": 1, "text": None}}}, "\"text\" must be a string"),
+    ({"quotes": QUOTES, "seed_offset": 1}, "made at seed offset 1, not by the page's own run"),
+    ({"quotes": QUOTES, "variant": "openblas-prescott"}, "numeric variant openblas-prescott"),
+])
+def test_bad_numbers_files_are_one_line_errors(tmp_path, record, message):
+    config, page, paths = make_page(tmp_path, BODY)
+    (paths["numbers_dir"] / "demo.json").write_text(json.dumps(record))
+    with pytest.raises(PageError, match=re.escape(message)):
+        run_check(config, **paths)
+
+
+def test_non_utf8_page_names_line_and_byte(tmp_path):
+    config, page, paths = make_page(tmp_path, BODY)
+    page.write_bytes(BODY.encode() + b"caf\xe9\n")
+    with pytest.raises(PageError, match=r"page.md:6: byte 4 of the line is not UTF-8"):
+        run_check(config, **paths)
+
+
+def test_fix_keeps_line_endings_and_writes_only_when_needed(tmp_path):
+    golden = dict(QUOTES, mean={**QUOTES["mean"], "value": 0.7, "text": "0.7000"})
+    body = ("# Demo\n\n## 1. Scales\n\nSee `a\nb` then\n" + ALL_USED.replace("0.7733", "0.7000")).replace("\n", "\r\n")
+    config, page, paths = make_page(tmp_path, body, golden=golden)
+    page.write_bytes(body.encode())
+    report = run_check(config, **paths)
+    [finding] = [f for f in report.findings if f.fix]
+    assert finding.line == 7, "the line after a code span that spans two lines"
+    assert check_page.apply_fixes(page, report.findings) == 1
+    assert page.read_bytes() == body.replace("0.7000", "0.7733").encode(), "CRLF kept"
+    before = page.stat().st_mtime_ns
+    assert check_page.apply_fixes(page, run_check(config, **paths).findings) == 0
+    assert page.stat().st_mtime_ns == before, "nothing to fix: the page is not rewritten"
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["os"], 2, "error: no page named 'os'"),
+    (["--section-draft", "x", "y"], 2, "must be a section number"),
+])
+def test_command_line_bad_input(args, code, message):
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "docs/diagrams/check_page.py"), *args],
+                          capture_output=True, text=True)
+    assert done.returncode == code and message in done.stderr, done.stderr
