@@ -144,7 +144,8 @@ def _work(job: tuple) -> dict:
         )
         return {"script": script, "ok": True, "started": start, "seconds": time.perf_counter() - start,
                 "record": section.record(), "error": None}
-    except (section_kit.ClaimsFailed, section_kit.QuoteError, section_inputs.InputError) as error:
+    except (section_kit.ClaimsFailed, section_kit.QuoteError, section_kit.FigureBoundsError,
+            section_inputs.InputError) as error:
         message = str(error)
     except OSError as error:
         message = f"cannot write {error.filename or 'its outputs'}: {error.strerror}"

@@ -49,6 +49,7 @@ from matplotlib.ticker import (  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from figure_bounds import FigureBoundsError, check_figure_fits  # noqa: E402
 from page_registry import page_config  # noqa: E402  (re-exported for the runner)
 import section_inputs  # noqa: E402
 
@@ -59,6 +60,7 @@ FIGURES_DIR = REPO_ROOT / "figures"
 OTHER_RUNS_DIR = REPO_ROOT / "build" / "runs"
 SEED_OFFSET_ENV = "SEED_OFFSET"
 PROGRESS_EVERY = 3.0  # seconds between a heavy section's progress lines
+FIGURE_MARGIN_PX = 2.0  # everything drawn stays this far (1/72 inch units) inside a figure
 QUOTE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 # ---------------------------------------------------------------------------
@@ -529,6 +531,11 @@ class Section:
             raise QuoteError(f"{self.name}: figure {path.name} saved twice")
         with atomic_write(path, "wb") as out:
             fig.savefig(out, format="svg", metadata={"Date": None})
+            # Checked before the file replaces the old one: a figure whose
+            # text or marks stick out of it is an error, not an output.
+            problems = check_figure_fits(fig, margin_px=FIGURE_MARGIN_PX)
+            if problems:
+                raise FigureBoundsError(f"{self.name}: figure {path.name} does not fit: " + "; ".join(problems))
         self.figures.append(path.name)
         return path
 
@@ -744,7 +751,7 @@ def main(module_name: str) -> None:
             write=not args.no_figures or args.out_dir is not None,
             reduced=args.reduced,
         )
-    except (ClaimsFailed, QuoteError, section_inputs.InputError) as error:
+    except (ClaimsFailed, QuoteError, FigureBoundsError, section_inputs.InputError) as error:
         sys.exit(f"error: {error}")
     except OSError as error:
         sys.exit(f"error: cannot write {error.filename or 'the outputs'}: {error.strerror}")
