@@ -1,0 +1,122 @@
+"""Interrupts and kills never lose or corrupt an output: on a scratch copy of
+the first page's machinery, `make figures` is interrupted mid-run, its `make`
+killed alone, and run twice at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_ROOT
+
+PACKAGE, PAGE = "normalisation_and_stability", "normalisation-and-stability"
+pytestmark = pytest.mark.slow
+
+
+def scratch_copy(tmp_path: Path) -> Path:
+    """The runner, the shared machinery, one page and its outputs, in tmp."""
+    copy = tmp_path / "repo"
+    diagrams = copy / "docs" / "diagrams"
+    diagrams.mkdir(parents=True)
+    for module in (REPO_ROOT / "docs" / "diagrams").glob("*.py"):
+        shutil.copy2(module, diagrams / module.name)
+    shutil.copytree(REPO_ROOT / "docs" / "diagrams" / PACKAGE, diagrams / PACKAGE,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO_ROOT / "figures" / PAGE, copy / "figures" / PAGE)
+    shutil.copy2(REPO_ROOT / "requirements.txt", copy / "requirements.txt")
+    shutil.copy2(REPO_ROOT / "Makefile", copy / "Makefile")
+    (copy / ".venv").symlink_to(REPO_ROOT / ".venv")
+    return copy
+
+
+def outputs(copy: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in (copy / "figures").rglob("*") if p.is_file()}
+
+
+def assert_whole(copy: Path, before: dict[Path, bytes]) -> None:
+    """Every output is still there and whole; no temp file is left."""
+    leftovers = [p.name for p in (copy / "figures").rglob("*.tmp")]
+    assert not leftovers, f"temp files left behind: {leftovers}"
+    for path in before:
+        assert path.exists(), f"{path.name} was deleted"
+        data = path.read_bytes()
+        if path.suffix == ".json":
+            json.loads(data)
+        elif path.suffix == ".svg":
+            assert data.rstrip().endswith(b"</svg>"), f"{path.name} is cut short"
+
+
+def wait_for(process: subprocess.Popen, text: str, timeout: float = 60) -> str:
+    seen = ""
+    deadline = time.monotonic() + timeout
+    while text not in seen:
+        line = process.stdout.readline()
+        if not line or time.monotonic() > deadline:
+            raise AssertionError(f"never saw {text!r}; output so far:\n{seen}")
+        seen += line
+    return seen
+
+
+def runner(copy: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(copy / "docs" / "diagrams" / "run_sections.py"), *args],
+                            cwd=copy, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_run_loses_nothing(tmp_path, signum):
+    copy = scratch_copy(tmp_path)
+    before = outputs(copy)
+    process = runner(copy, "--all")
+    wait_for(process, "start")
+    time.sleep(1.5)
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "interrupted" in err
+    assert_whole(copy, before)
+
+
+def test_killing_make_stops_the_runner(tmp_path):
+    copy = scratch_copy(tmp_path)
+    before = outputs(copy)
+    make = subprocess.Popen(["make", "-s", "-B", "figures"], cwd=copy, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    wait_for(make, "start")
+    pid = int((copy / "build" / "make-figures.lock").read_text())
+    make.kill()  # make alone, as `kill -9 <make's pid>` would
+    make.wait()
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError("the runner kept running after its make was killed")
+    assert_whole(copy, before)
+
+
+def test_a_second_run_waits_for_the_first(tmp_path):
+    copy = scratch_copy(tmp_path)
+    first = runner(copy, "--all")
+    wait_for(first, "start")
+    second = runner(copy, "unit_mismatch")
+    try:
+        deadline = time.monotonic() + 30
+        message = ""
+        while "waiting for it to finish" not in message and time.monotonic() < deadline:
+            message += second.stderr.readline()
+        assert "another `make figures` is running" in message
+    finally:
+        for process in (first, second):
+            process.send_signal(signal.SIGINT)
+            process.communicate(timeout=60)
