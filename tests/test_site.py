@@ -50,6 +50,9 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+# The site build and the browser: seconds, not milliseconds (`make test-quick` skips them).
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 ARTIFACTS = REPO / "build" / "test-artifacts"
