@@ -117,7 +117,8 @@ def test_page_run_claim_must_hold_at_offset_zero_only(tmp_path):
     assert not shifted.failed_claims()
     assert shifted.record()["claims"][1] == {
         "statement": "pre-norm is ahead at lr 0.001", "holds": False, "detail": "", "every_seed": False}
-    assert shifted.figure_dir.parts[-3:] == ("runs", "pinned-seed1", "normalisation-and-stability"), \
+    elsewhere = Section(page="normalisation-and-stability", name="demo", seed_offset=1).figure_dir
+    assert elsewhere.parts[-4:] == ("build", "runs", "pinned-seed1", "normalisation-and-stability"), \
         "a run at another seed offset never writes into figures/"
 
     def fails_on_page_run(section):
@@ -178,3 +179,20 @@ def test_matplotlibrc_in_the_working_directory_changes_nothing(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin", "MATPLOTLIBRC": str(tmp_path / "matplotlibrc")})
     assert done.stdout.split() == ["1.8", "10.0"], done.stderr
+
+
+def test_measurements_are_kept_for_the_same_inputs(tmp_path, monkeypatch):
+    """`make -B figures` reruns a timing section without changing a byte: the
+    committed measurements of the same inputs are reused unless REMEASURE."""
+    import section_kit
+
+    s = Section(page="demo", name="timing", inputs_hash="abc")
+    monkeypatch.setattr(Section, "numbers_path", property(lambda self: tmp_path / "timing.json"))
+    (tmp_path / "timing.json").write_text(json.dumps({"inputs_hash": "abc", "measured_on": {"cpu": "X"},
+        "quotes": {"ms": {"value": 1.5, "text": "1.5", "measured": True}}}))
+    section_kit.keep_measurements(s)
+    assert s.quote("ms", 9.9, ".1f", measured=True) == "1.5"
+    monkeypatch.setenv("REMEASURE", "1")
+    fresh = Section(page="demo", name="timing", inputs_hash="abc")
+    section_kit.keep_measurements(fresh)
+    assert fresh.quote("ms", 9.9, ".1f", measured=True) == "9.9"

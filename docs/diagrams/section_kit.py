@@ -355,6 +355,11 @@ class Section:
     reduced: bool = False
     variant: str = NUMERIC_VARIANT
     inputs_hash: str | None = None  # set by run_section from section_inputs
+    # Measurements (timings) the committed numbers already hold for these very
+    # inputs: reused, so rerunning the page (`make -B figures`) changes no byte;
+    # REMEASURE=1 takes new ones.
+    kept_measurements: dict = field(default_factory=dict)
+    measured_on: dict | None = None
     quotes: dict[str, Quote] = field(default_factory=dict)
     claims: list[Claim] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
@@ -424,7 +429,10 @@ class Section:
             raise QuoteError(f"{self.name}: quote {name!r} is NaN")
         if not allow_inf and np.isinf(array).any():
             raise QuoteError(f"{self.name}: quote {name!r} is infinite")
-        if array.ndim == 0:
+        if measured and name in self.kept_measurements:
+            kept = self.kept_measurements[name]
+            raw, text = kept["value"], kept["text"]
+        elif array.ndim == 0:
             raw: float | list[float] = float(array)
             text: str | list[str] = format_number(raw, fmt)
         else:
@@ -569,7 +577,8 @@ class Section:
             "figures": list(self.figures),
         }
         if any(q.measured for q in self.quotes.values()):
-            record["measured_on"] = {"cpu": numeric_env.cpu_model(), **record["environment"]["packages"]}
+            record["measured_on"] = self.measured_on or {"cpu": numeric_env.cpu_model(),
+                                                         **record["environment"]["packages"]}
         return record
 
     def write_numbers(self) -> Path:
@@ -702,6 +711,7 @@ def run_section(
         inputs_hash = section_inputs.inputs_hash(package, name)
     section = Section(page=page, name=name, seed_offset=seed_offset, out_dir=out_dir, echo=echo,
                       reduced=reduced, inputs_hash=inputs_hash)
+    keep_measurements(section)
     results = module.compute(section)
     failed = section.failed_claims()
     if failed and raise_on_failed_claims:
@@ -711,6 +721,22 @@ def run_section(
     if write:
         section.write_numbers()
     return section
+
+
+def keep_measurements(section: Section) -> None:
+    """On the page's own run into figures/, reuse the committed measurements
+    when they were made for the same inputs (unless $REMEASURE is set)."""
+    if not section.is_page_run or section.out_dir is not None or os.environ.get("REMEASURE"):
+        return
+    try:
+        committed = json.loads(section.numbers_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(committed, dict) or committed.get("inputs_hash") != section.inputs_hash:
+        return
+    section.kept_measurements = {n: q for n, q in committed.get("quotes", {}).items()
+                                 if isinstance(q, dict) and q.get("measured")}
+    section.measured_on = committed.get("measured_on")
 
 
 def main(module_name: str) -> None:
