@@ -74,7 +74,7 @@ exclude_patterns = [
 # Figures are numbered ("Figure 4") and {numref}`fig-...` refers to them.
 numfig = True
 numfig_format = {"figure": "Figure %s", "table": "Table %s", "code-block": "Listing %s"}
-numfig_secnum_depth = 0  # one running count per page, not per section
+numfig_secnum_depth = 0  # one count per page (see _number_figures_per_page)
 
 # --- MyST -------------------------------------------------------------------
 myst_enable_extensions = [
@@ -308,6 +308,18 @@ def _link_figures_to_files(app, doctree, docname) -> None:
                 image.setdefault("width", "100%")
 
 
+def _number_figures_per_page(app, env) -> list[str]:
+    """Each page numbers its figures from 1 ("Figure 1" on every page), as a
+    book's chapters would without chapter numbers; Sphinx would otherwise count
+    on from one page to the next. Runs after Sphinx assigns the numbers, in
+    document order, so a {numref} from any page gets the page's own number."""
+    for figures in env.toc_fignumbers.values():
+        for numbers in figures.values():
+            for k, figure_id in enumerate(numbers, start=1):
+                numbers[figure_id] = (k,)
+    return []
+
+
 # --- nothing from outside the repository --------------------------------------
 
 
@@ -345,5 +357,6 @@ def setup(app):
     app.add_transform(UnbrokenNumbers)
     app.connect("doctree-read", _refuse_outside_files)
     app.connect("doctree-resolved", _link_figures_to_files)
+    app.connect("env-get-updated", _number_figures_per_page, priority=900)
     app.connect("build-finished", _copy_mathjax)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
