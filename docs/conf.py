@@ -44,7 +44,9 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.errors import SphinxError
 from sphinx.transforms import SphinxTransform
+from sphinx.util import logging as sphinx_logging
 
+_logger = sphinx_logging.getLogger("site")
 DOCS = Path(__file__).resolve().parent
 REPO = DOCS.parent
 FIGURES = REPO / "figures"
@@ -332,7 +334,10 @@ def _inside_repo(path: Path) -> bool:
 
 
 def _refuse_outside_files(app, doctree) -> None:
-    """Fail the build when a page reads a file from outside the repository."""
+    """A page that reads a file from outside the repository is an error: one
+    line per file, with the page (and line, where known), and the build fails
+    (with or without -W). The page's content is dropped, so nothing of the
+    file reaches the site."""
     docname = app.env.docname
     srcdir = Path(app.srcdir)
     used: set[Path] = set()
@@ -344,11 +349,27 @@ def _refuse_outside_files(app, doctree) -> None:
         uri = image.get("uri", "")
         if "://" not in uri and not uri.startswith("data:"):
             used.add(srcdir / uri)
-    outside = sorted(str(p) for p in used if not _inside_repo(p))
-    if outside:
-        raise SiteError(
-            f"{app.env.doc2path(docname)}: includes {', '.join(outside)}, from outside the "
-            f"repository ({REPO}); the site may include only the repository's own files")
+    outside = sorted({p.resolve() for p in used if not _inside_repo(p)})
+    if not outside:
+        return
+    lines = {}
+    for node in doctree.findall(nodes.Element):
+        source = node.get("source")
+        if source and node.line and Path(source).resolve() in outside:
+            lines.setdefault(Path(source).resolve(), node.line)
+    for path in outside:
+        _logger.error(
+            "includes %s, which is outside the repository (%s): the site may include "
+            "only the repository's own files", path, REPO,
+            location=(docname, lines.get(path)), type="site", subtype="outside_include")
+    doctree.children = []
+    doctree += nodes.paragraph(text="(This page includes files from outside the repository.)")
+    app.env._site_refused = True
+
+
+def _fail_if_refused(app, exc) -> None:
+    if exc is None and getattr(app.env, "_site_refused", False):
+        app.statuscode = 1
 
 
 def setup(app):
@@ -359,4 +380,5 @@ def setup(app):
     app.connect("doctree-resolved", _link_figures_to_files)
     app.connect("env-get-updated", _number_figures_per_page, priority=900)
     app.connect("build-finished", _copy_mathjax)
+    app.connect("build-finished", _fail_if_refused)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
