@@ -340,7 +340,7 @@ def _refuse_outside_files(app, doctree) -> None:
     file reaches the site."""
     docname = app.env.docname
     srcdir = Path(app.srcdir)
-    used: set[Path] = set()
+    used: set[Path] = {Path(app.env.doc2path(docname))}  # a page may be a symlink itself
     deps = getattr(doctree.settings, "record_dependencies", None)
     if deps is not None:
         used.update(Path(os.getcwd(), d) for d in deps.list)

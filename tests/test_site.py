@@ -204,8 +204,9 @@ def test_broken_figure_path_or_anchor_fails_the_build(tmp_path):
 
 def test_include_from_outside_the_repository_fails_the_build(tmp_path):
     """A page may include only the repository's files: an {include} or a
-    {literalinclude} that reaches outside (by ../ or by a symlink) fails the
-    build with a message that names the file."""
+    {literalinclude} that reaches outside (by ../ or by a symlink), or a page
+    that is itself a symlink to a file outside, fails the build with a message
+    that names the file, and nothing of the file reaches the site."""
     outside = tmp_path / "outside-secret.txt"
     outside.write_text("SECRET-OUTSIDE-THE-REPOSITORY\n", encoding="utf-8")
     up = "../" * (len(tmp_path.parts) + 2)  # from docs/ of the scratch repository to /
