@@ -179,6 +179,22 @@ def page_title(page: str) -> str:
     return page
 
 
+def page_summary(page: str) -> str:
+    """The first sentence of the page's opening paragraph (Markdown), or ""."""
+    lines = (DOCS / f"{page}.md").read_text(encoding="utf-8").splitlines()
+    start = next((k + 1 for k, line in enumerate(lines) if line.startswith("# ")), len(lines))
+    paragraph: list[str] = []
+    for line in lines[start:]:
+        if not line.strip():
+            if paragraph:
+                break
+            continue
+        if not paragraph and not re.match(r"[A-Za-z*_\[]", line):
+            return ""  # a list, a table, a directive: no plain opening paragraph
+        paragraph.append(line.strip())
+    return re.split(r"(?<=[.!?])\s+(?=[A-Z])", " ".join(paragraph), maxsplit=1)[0]
+
+
 def report_file(page: str) -> Path | None:
     for name in REPORT_NAMES:
         path = FIGURES / page / name
@@ -190,8 +206,9 @@ def report_file(page: str) -> Path | None:
 def _index_markdown() -> str:
     lines = []
     for page in site_pages():
-        lines.append(f"- {{doc}}`{page}` ({{ref}}`how robust its results are "
-                     f"<robustness-{page}>`)")
+        summary = page_summary(page)
+        lines.append(f"- **{{doc}}`{page}`**{': ' + summary if summary else ''} "
+                     f"({{ref}}`how robust its results are <robustness-{page}>`)")
     if not lines:
         lines.append("No pages yet.")
     toctree = ["```{toctree}", ":hidden:", ":maxdepth: 2", ""]
