@@ -70,7 +70,7 @@ def compute(section):
 def draw(section, results):
     t = section.text
     out = results["outputs"]
-    fig = new_figure(8.4, 3.3, margins=(0.6, 0.5, 0.1, 0.3), grid=(1, 2), wspace=0.45,
+    fig = new_figure(8.4, 3.3, margins=(0.72, 0.5, 0.1, 0.3), grid=(1, 2), wspace=0.45,
                      suptitle="The same example in two batches: only batch norm's output moves")
     axes = fig.subplots(1, 2, sharey=True)
     low, high = nice_limits(np.concatenate([*out["bn"], *out["ln"]]), pad=0.08)

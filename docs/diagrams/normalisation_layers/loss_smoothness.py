@@ -100,8 +100,12 @@ def compute(section):
     medians = {}
     for network in NETWORKS:
         key, r = KEYS[network], runs[network]
+        # The plain network at 0.1 is near its edge: at another seed it can
+        # diverge late in the run (the page says so); the summaries then use
+        # the probes before that.
         section.claim(f"the {network} network trains {steps} steps at lr {RATE:g} without diverging",
-                      r["diverged_at"] is None, f"diverged at {r['diverged_at']}")
+                      r["diverged_at"] is None, f"diverged at {r['diverged_at']}", every_seed=False,
+                      backs=("both survive",))
         s, b = np.array(r["steps"]), np.array(r["betas"])
         late = b[s > after] if (s > after).any() else b
         medians[network] = float(np.median(late))
@@ -110,7 +114,8 @@ def compute(section):
         q(f"{key}_largest_spread", max(r["spreads"]), ".3g")
         spreads = np.array(r["spreads"])
         q(f"{key}_largest_spread_late", (spreads[s > after] if (s > after).any() else spreads).max(), ".3g")
-        q(f"{key}_accuracy", r["accuracy"] if r["accuracy"] is not None else 0.0, ".3f")
+        if r["accuracy"] is not None:
+            q(f"{key}_accuracy", r["accuracy"], ".3f")
     q("median_ratio", medians["plain"] / medians["batch norm"], ".1f")
     section.claim("batch norm's median beta_hat after step 50 is below the plain network's",
                   medians["batch norm"] < medians["plain"],
@@ -136,7 +141,7 @@ def draw(section, results):
     # Whole decades around the data: the limits move only if a value crosses a power of ten.
     low = 10.0 ** np.floor(np.log10(min(values)))
     high = 10.0 ** np.ceil(np.log10(max(values + [guide]) * 1.5))
-    ax.text(3, guide * 1.9, f"dashed: β̂ = {t('guide_numerator')} / learning rate = {t('guide')}. "
+    ax.text(12, guide * 1.9, f"dashed: β̂ = {t('guide_numerator')} / learning rate = {t('guide')}. "
             f"Above it, a step of {t('rate')} breaks the rough guide η < {t('guide_numerator')}/β̂",
             color=PALETTE["grey"], fontsize=9, va="bottom")
     log_axis(ax, "y", labels="power")
