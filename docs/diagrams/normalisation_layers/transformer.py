@@ -72,10 +72,14 @@ def rotate_half(x):
     return torch.cat([-x2, x1], dim=-1)
 
 
-def rotary(x):
-    """Rotary position encoding of x (..., T, d): channel i and channel
-    i + d/2 are rotated together by the angle position * base^(-2i/d)."""
-    cos, sin = rotary_tables(x.shape[-2], x.shape[-1])
+def rotary(x, positions_axis: int = -2):
+    """Rotary position encoding of x (..., T, ..., d): channel i and channel
+    i + d/2 are rotated together by the angle position * base^(-2i/d);
+    positions run along ``positions_axis`` (default: the one before d)."""
+    length, head_dim = x.shape[positions_axis], x.shape[-1]
+    cos, sin = rotary_tables(length, head_dim)
+    trailing = (1,) * (-positions_axis - 2)  # axes between positions and channels
+    cos, sin = cos.view(length, *trailing, head_dim), sin.view(length, *trailing, head_dim)
     return x * cos + rotate_half(x) * sin
 
 
@@ -100,10 +104,11 @@ class Attention(nn.Module):
     def forward(self, x):
         batch, length, dim = x.shape
         qkv = self.qkv(x).view(batch, length, 3, self.heads, self.head_dim)
-        q, k, v = qkv.permute(2, 0, 3, 1, 4)  # each (batch, heads, length, head_dim)
+        qk, v = qkv[:, :, :2], qkv[:, :, 2]
         if self.q_norm is not None:
-            q, k = self.q_norm(q), self.k_norm(k)
-        q, k = rotary(q), rotary(k)
+            qk = torch.stack([self.q_norm(qk[:, :, 0]), self.k_norm(qk[:, :, 1])], dim=2)
+        qk = rotary(qk, positions_axis=-4)  # q and k together, (batch, length, 2, heads, head_dim)
+        q, k, v = qk[:, :, 0].transpose(1, 2), qk[:, :, 1].transpose(1, 2), v.transpose(1, 2)
         logits = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
         self.record(logits)
         weights = (logits + causal_mask(length)).softmax(dim=-1)

@@ -1,0 +1,228 @@
+"""Section 7, "Where the norm goes: pre-norm and post-norm in a 12-layer
+Transformer": six character-level runs with layer norm (lr 0.003 post and
+pre without warmup; lr 0.01 post and pre, each with a 10% warmup and
+without), and, for section 8, the two lr 0.01 pre-norm runs again with RMS
+norm.
+
+Every run starts from the same weights (model seed 0: the norms draw
+nothing, so pre and post, layer and RMS norm share every random draw) and
+sees the same batches (data seed 1); each is scored on one fixed validation
+set (64 windows of 32 characters, seed 2) at steps 0, 25, ..., 200. The
+eight runs are independent: two forked worker processes train them, four
+each, one torch thread apiece; the numbers do not depend on the split.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the shared module importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from section_kit import (  # first: it pins the numeric environment before numpy and torch load
+    PALETTE, import_torch, main, new_figure, nice_limits, process_pool)
+
+import numpy as np  # noqa: E402
+
+from normalisation_layers.language_data import VALIDATION_WINDOWS, load_corpus, validation_set  # noqa: E402
+from normalisation_layers.language_training import train_language_model, warmup_steps  # noqa: E402
+from normalisation_layers.transformer import NORMS, build_language_model  # noqa: E402
+
+MODEL_SEED, DATA_SEED, VALIDATION_SEED = 0, 1, 2
+DIM, HEADS, LAYERS = 64, 4, 12
+STEPS, BATCH, WINDOW, EVAL_EVERY = 200, 16, 32, 25
+WARMUP_FRACTION = 0.1
+LOW_RATE, HIGH_RATE = 0.003, 0.01
+# The tests' reduced configuration: the same code, two layers, four steps.
+REDUCED = {"layers": 2, "steps": 4, "eval_every": 2}
+FULL = {"layers": LAYERS, "steps": STEPS, "eval_every": EVAL_EVERY}
+
+# (quote key, norm, placement, learning rate, warmup fraction)
+RUNS = (
+    ("post_low", "layer", "post", LOW_RATE, 0.0),
+    ("pre_low", "layer", "pre", LOW_RATE, 0.0),
+    ("post_warmup", "layer", "post", HIGH_RATE, WARMUP_FRACTION),
+    ("post_no_warmup", "layer", "post", HIGH_RATE, 0.0),
+    ("pre_warmup", "layer", "pre", HIGH_RATE, WARMUP_FRACTION),
+    ("pre_no_warmup", "layer", "pre", HIGH_RATE, 0.0),
+    ("rms_pre_warmup", "rms", "pre", HIGH_RATE, WARMUP_FRACTION),
+    ("rms_pre_no_warmup", "rms", "pre", HIGH_RATE, 0.0),
+)
+FAR_ABOVE = 0.3  # "far above": post-norm without warmup ends at least this many nats/char higher
+RMS_MATCH = 0.02  # RMS norm's loss within this of layer norm's (spec)
+UNIGRAM_NEAR = 0.05  # post-norm without warmup ends this close to the frequencies-only loss
+LABELS = {
+    "post_low": "post-norm", "pre_low": "pre-norm",
+    "post_warmup": "post-norm, warmup", "post_no_warmup": "post-norm, no warmup",
+    "pre_warmup": "pre-norm, warmup", "pre_no_warmup": "pre-norm, no warmup",
+}
+COLOURS = {"post": PALETTE["red"], "pre": PALETTE["blue"]}
+
+_SECTION = None  # the section, for the workers' progress lines (inherited on fork)
+
+
+def train_run(key: str, norm: str, place: str, lr: float, warmup: float, config: dict, offset: int) -> dict:
+    """One run, in a worker: build, train, score; returns its curve and times."""
+    torch = import_torch()
+    corpus = load_corpus()
+    validation = validation_set(corpus, WINDOW, torch.Generator().manual_seed(VALIDATION_SEED + offset))
+    model = build_language_model(MODEL_SEED + offset, corpus.vocab_size, dim=DIM, layers=config["layers"],
+                                 heads=HEADS, norm=NORMS[norm], place=place)
+    cpu, wall = time.process_time(), time.perf_counter()
+
+    def report(step, loss, model):
+        if _SECTION is not None:
+            _SECTION.progress(f"{key}: step {step + 1}/{config['steps']}, training loss {loss:.3f}")
+
+    run = train_language_model(model, corpus, validation, lr=lr, data_seed=DATA_SEED + offset,
+                               steps=config["steps"], batch=BATCH, window=WINDOW,
+                               warmup_fraction=warmup, eval_every=config["eval_every"], on_step=report)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    if _SECTION is not None:
+        _SECTION.progress(f"{key}: done, validation loss {run.final:.3f} "
+                          f"({cpu:.1f} s CPU, {wall:.1f} s wall)", force=True)
+    return {"eval_steps": run.eval_steps, "validation": run.validation, "cpu": cpu, "wall": wall}
+
+
+def train_all(section, config: dict) -> dict[str, dict]:
+    """The eight runs in two forked workers (they fork before any torch op here)."""
+    global _SECTION
+    _SECTION = section
+    jobs = [(key, norm, place, lr, warmup, config, section.seed_offset)
+            for key, norm, place, lr, warmup in RUNS]
+    with process_pool(2) as pool:
+        results = pool.starmap(train_run, jobs, chunksize=1)
+    return {job[0]: result for job, result in zip(jobs, results)}
+
+
+def compute(section):
+    q = section.quote
+    config = section.choose(full=FULL, reduced=REDUCED)
+    start = time.perf_counter()
+    runs = train_all(section, config)
+    section.progress(f"all runs done in {time.perf_counter() - start:.1f} s wall, "
+                     f"{sum(r['cpu'] for r in runs.values()):.1f} s CPU", force=True)
+
+    q("layers", config["layers"], "d")
+    q("dim", DIM, "d")
+    q("heads", HEADS, "d")
+    q("steps", config["steps"], "d")
+    q("batch", BATCH, "d")
+    q("window", WINDOW, "d")
+    q("eval_every", config["eval_every"], "d")
+    q("validation_windows", VALIDATION_WINDOWS, "d")
+    q("warmup_steps", warmup_steps(config["steps"], WARMUP_FRACTION), "d")
+    q("warmup_percent", WARMUP_FRACTION, ".0%")
+    q("low_rate", LOW_RATE, "g")
+    q("high_rate", HIGH_RATE, "g")
+    q("start_loss", runs["pre_low"]["validation"][0], ".2f")  # all runs start from the same weights
+    final = {key: runs[key]["validation"][-1] for key, *_ in RUNS}
+    for key, *_ in RUNS:
+        q(f"final_{key}", final[key], ".3f")
+    if section.echo:  # the curves the figure draws
+        steps_text = " ".join(f"{s:>6d}" for s in runs["pre_low"]["eval_steps"])
+        print(f"validation loss at step {steps_text}")
+        for key, *_ in RUNS:
+            print(f"  {key:<22s}" + " ".join(f"{v:6.3f}" for v in runs[key]["validation"]))
+
+    # The claims of section 7.
+    pre_high = ("pre_warmup", "pre_no_warmup")
+    post_high = ("post_warmup", "post_no_warmup")
+    worst_pre, best_post = max(final[k] for k in pre_high), min(final[k] for k in post_high)
+    section.claim("at lr 0.01 both pre-norm runs end below both post-norm runs",
+                  worst_pre < best_post,
+                  f"worst pre-norm {worst_pre:.4f}, best post-norm {best_post:.4f}",
+                  backs=("ends below both post-norm runs",))
+    best_pre = min(final[k] for k in pre_high)
+    gap = final["post_no_warmup"] - best_pre
+    q("gap_post_no_warmup", gap, ".2f")
+    q("far_above", FAR_ABOVE, ".1f")
+    section.claim_bound("post-norm without warmup at lr 0.01 minus the better pre-norm run, "
+                        "final validation loss (nats per character)", gap, ">=", FAR_ABOVE, fmt=".1f")
+    warmup_gain = final["post_no_warmup"] - final["post_warmup"]
+    q("warmup_gain_post", warmup_gain, ".2f")
+    section.claim("at lr 0.01 warmup lowers post-norm's final loss", warmup_gain > 0,
+                  f"without {final['post_no_warmup']:.4f}, with {final['post_warmup']:.4f}")
+    low_gap = final["pre_low"] - final["post_low"]
+    q("low_gap", abs(low_gap), ".3f")
+    section.claim("at lr 0.003 post-norm ends below pre-norm", low_gap > 0,
+                  f"post {final['post_low']:.4f}, pre {final['pre_low']:.4f}", every_seed=False)
+
+    # What "learned nothing" would score: the training text's character
+    # frequencies alone, as a prediction of the validation windows.
+    torch = import_torch()
+    corpus = load_corpus()
+    counts = torch.bincount(corpus.train_ids, minlength=corpus.vocab_size).double()
+    _, targets = validation_set(corpus, WINDOW, torch.Generator().manual_seed(VALIDATION_SEED + section.seed_offset))
+    unigram = float(-(counts / counts.sum()).log()[targets].mean())
+    q("unigram_loss", unigram, ".3f")
+    q("unigram_near", UNIGRAM_NEAR, ".2f")
+    section.claim_bound("|post-norm without warmup at lr 0.01 - frequencies-only loss| (nats per character)",
+                        abs(final["post_no_warmup"] - unigram), "<=", UNIGRAM_NEAR, fmt=".2f",
+                        every_seed=False)
+
+    # Section 8's rerun: the lr 0.01 pre-norm runs (with and without warmup,
+    # so whichever is the better one) again with RMS norm.
+    for key in pre_high:
+        gap = abs(final["rms_" + key] - final[key])
+        q(f"rms_gap_{key.removeprefix('pre_')}", gap, ".3f")
+        section.claim_bound(f"|RMS norm - layer norm| final validation loss, lr 0.01 pre-norm, "
+                            f"{key.removeprefix('pre_').replace('_', ' ')}", gap, "<=", RMS_MATCH, fmt=".2f")
+    q("rms_match", RMS_MATCH, ".2f")
+    return {"runs": runs, "final": final, "unigram": float(section.text("unigram_loss"))}
+
+
+def draw(section, results):
+    runs = results["runs"]
+    high, low_rate = section.text("high_rate"), section.text("low_rate")
+    fig = new_figure(8.0, 3.4, margins=(0.62, 0.5, 0.15, 0.3), grid=(1, 2), wspace=0.75,
+                     suptitle=f"At lr {high} pre-norm trains and post-norm stalls; at lr {low_rate} they tie")
+    left, right = fig.subplots(1, 2, sharey=True)
+    shown = {"high": ("post_no_warmup", "post_warmup", "pre_no_warmup", "pre_warmup"),
+             "low": ("post_low", "pre_low")}
+    values = [v for key in shown["high"] + shown["low"] for v in runs[key]["validation"]]
+    low, top = nice_limits(values)
+    for ax, panel, rate in ((left, "high", high), (right, "low", low_rate)):
+        for key in shown[panel]:
+            place = "pre" if key.startswith("pre") else "post"
+            dashed = panel == "high" and "no_warmup" not in key
+            ax.plot(runs[key]["eval_steps"], runs[key]["validation"], color=COLOURS[place],
+                    linestyle="--" if dashed else "-", marker="o", markersize=3,
+                    label=f"{LABELS[key]}: {section.text('final_' + key)}")
+        ax.axhline(results["unigram"], color=PALETTE["grey"], linestyle=":", linewidth=1.2)
+        ax.set_title(f"learning rate {rate}", loc="left", fontsize=10, fontweight="normal")
+        ax.set_xlabel("step")
+        ax.set_ylim(low, top)
+        ax.set_xlim(0, runs[key]["eval_steps"][-1])
+        ax.legend(loc="upper right", title="final validation loss", title_fontsize=9)
+    right.text(runs["pre_low"]["eval_steps"][-1], results["unigram"] + 0.04,
+               f"character frequencies alone: {section.text('unigram_loss')}", ha="right", va="bottom",
+               fontsize=8.5, color=PALETTE["grey"])
+    left.set_ylabel("validation loss (nats per character)")
+    section.save_figure(fig, "curves")
+
+    # Section 8: layer norm and RMS norm, the lr 0.01 pre-norm runs.
+    fig = new_figure(8.0, 3.0, margins=(0.62, 0.5, 0.3, 0.12),
+                     suptitle=f"RMS norm trains like layer norm (pre-norm, lr {high}; from step {section.text('eval_every')})")
+    ax = fig.add_subplot()
+    for key, colour in (("pre_no_warmup", PALETTE["blue"]), ("pre_warmup", PALETTE["green"])):
+        for norm, style in (("layer", "-"), ("rms", "--")):
+            run_key = key if norm == "layer" else "rms_" + key
+            ax.plot(runs[run_key]["eval_steps"][1:], runs[run_key]["validation"][1:], color=colour, linestyle=style,
+                    marker="o" if norm == "layer" else "s", markersize=3,
+                    label=f"{'layer' if norm == 'layer' else 'RMS'} norm, "
+                          f"{'warmup' if key == 'pre_warmup' else 'no warmup'}: {section.text('final_' + run_key)}")
+    values = [v for key in ("pre_no_warmup", "pre_warmup", "rms_pre_no_warmup", "rms_pre_warmup")
+              for v in runs[key]["validation"][1:]]
+    ax.set_ylim(*nice_limits(values))
+    ax.set_xlim(runs["pre_warmup"]["eval_steps"][1], runs["pre_warmup"]["eval_steps"][-1])
+    ax.set_xlabel("step")
+    ax.set_ylabel("validation loss (nats per character)")
+    ax.legend(loc="upper right", title="final validation loss", title_fontsize=9)
+    section.save_figure(fig, "rms")
+
+
+if __name__ == "__main__":
+    main(__name__)

@@ -1,0 +1,178 @@
+"""Section 9, "QK-norm bounds the attention logits": a 4-layer pre-norm
+Transformer with RMS norm trained for 300 steps at learning rates 0.01,
+0.03 and 0.1, with and without QK-norm (six runs).
+
+Every run records, at every step, each block's largest |attention logit|
+in its training forward pass and, with QK-norm, the bound that step's
+learned gains put on it: sqrt(d_head) * max|g_q| * max|g_k|. Each run is
+scored on one fixed validation set of 64 windows of 64 characters. Model
+seed 0, data seed 1, validation seed 2 (shifted by the seed offset); the six
+runs train in two forked worker processes, three each.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the shared module importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from section_kit import (  # first: it pins the numeric environment before numpy and torch load
+    PALETTE, import_torch, log_axis, main, new_figure, nice_limits, process_pool)
+
+import numpy as np  # noqa: E402
+
+from normalisation_layers.language_data import VALIDATION_WINDOWS, load_corpus, validation_set  # noqa: E402
+from normalisation_layers.language_training import CONSTANT, train_language_model, warmup_steps  # noqa: E402
+from normalisation_layers.transformer import NORMS, build_language_model  # noqa: E402
+
+MODEL_SEED, DATA_SEED, VALIDATION_SEED = 0, 1, 2
+DIM, HEADS, LAYERS = 64, 4, 4
+STEPS, BATCH, WINDOW = 300, 16, 64
+WARMUP_FRACTION = 0.1  # 30 of 300 steps, then constant
+RATES = (0.01, 0.03, 0.1)
+REDUCED = {"steps": 4}
+FULL = {"steps": STEPS}
+QUESTION_HEAD_DIM = 16  # check your understanding: the bound with unit gains
+
+_SECTION = None  # the section, for the workers' progress lines (inherited on fork)
+
+
+def rate_key(rate: float) -> str:
+    return f"{rate:g}".replace(".", "_")
+
+
+def train_run(lr: float, qk_norm: bool, steps: int, offset: int) -> dict:
+    """One run, in a worker: every step's largest logit and bound per block."""
+    torch = import_torch()
+    corpus = load_corpus()
+    validation = validation_set(corpus, WINDOW, torch.Generator().manual_seed(VALIDATION_SEED + offset))
+    model = build_language_model(MODEL_SEED + offset, corpus.vocab_size, dim=DIM, layers=LAYERS, heads=HEADS,
+                                 norm=NORMS["rms"], place="pre", qk_norm=qk_norm)
+    name = f"lr {lr:g} {'with' if qk_norm else 'without'} QK-norm"
+    logits, bounds = [], []
+    cpu, wall = time.process_time(), time.perf_counter()
+
+    def record(step, loss, model):
+        logits.append(model.largest_logits())
+        bounds.append(model.logit_bounds())
+        if _SECTION is not None:
+            _SECTION.progress(f"{name}: step {step + 1}/{steps}, training loss {loss:.3f}, "
+                              f"largest logit {max(logits[-1]):.1f}")
+
+    run = train_language_model(model, corpus, validation, lr=lr, data_seed=DATA_SEED + offset, steps=steps,
+                               batch=BATCH, window=WINDOW, warmup_fraction=WARMUP_FRACTION,
+                               schedule=CONSTANT, eval_every=steps, on_step=record)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    if _SECTION is not None:
+        _SECTION.progress(f"{name}: done, validation loss {run.final:.3f} ({cpu:.1f} s CPU, {wall:.1f} s wall)",
+                          force=True)
+    return {"logits": np.array(logits), "bounds": np.array(bounds), "validation": run.validation,
+            "cpu": cpu, "wall": wall}
+
+
+def train_all(section, steps: int) -> dict:
+    """The six runs in two forked workers (they fork before any torch op here)."""
+    global _SECTION
+    _SECTION = section
+    jobs = [(lr, qk, steps, section.seed_offset) for qk in (False, True) for lr in RATES]
+    with process_pool(2) as pool:
+        results = pool.starmap(train_run, jobs, chunksize=1)
+    return {(lr, qk): result for (lr, qk, *_), result in zip(jobs, results)}
+
+
+def compute(section):
+    q = section.quote
+    steps = section.choose(full=FULL, reduced=REDUCED)["steps"]
+    start = time.perf_counter()
+    runs = train_all(section, steps)
+    section.progress(f"all runs done in {time.perf_counter() - start:.1f} s wall, "
+                     f"{sum(r['cpu'] for r in runs.values()):.1f} s CPU", force=True)
+
+    head_dim = DIM // HEADS
+    q("layers", LAYERS, "d")
+    q("steps", steps, "d")
+    q("batch", BATCH, "d")
+    q("window", WINDOW, "d")
+    q("validation_windows", VALIDATION_WINDOWS, "d")
+    q("warmup_steps", warmup_steps(steps, WARMUP_FRACTION), "d")
+    q("rates", RATES, "g")
+    q("head_dim", head_dim, "d")
+
+    largest = {key: r["logits"].max(axis=1) for key, r in runs.items()}  # over blocks, per step
+    for qk in (False, True):
+        tag = "qk" if qk else "plain"
+        q(f"largest_{tag}", [largest[(lr, qk)].max() for lr in RATES], ",.1f")
+        q(f"final_{tag}", [runs[(lr, qk)]["validation"][-1] for lr in RATES], ".3f")
+    q("first_step_qk", [largest[(lr, True)][0] for lr in RATES], ".2f")
+
+    # Claims.
+    plain = [largest[(lr, False)].max() for lr in RATES]
+    section.claim("without QK-norm the run's largest attention logit grows with the learning rate",
+                  all(a < b for a, b in zip(plain, plain[1:])),
+                  "largest logits " + ", ".join(f"{v:.2f}" for v in plain),
+                  backs=("grows with the learning rate",))
+    slack = min(float((runs[(lr, True)]["bounds"] - runs[(lr, True)]["logits"]).min()) for lr in RATES)
+    checked = sum(runs[(lr, True)]["logits"].size for lr in RATES)
+    q("bound_checks", checked, ",d")
+    section.claim("with QK-norm every block's largest logit at every step is within the bound "
+                  "sqrt(d_head) * max|g_q| * max|g_k| of that step's gains", slack >= 0,
+                  f"{checked} block-steps, smallest slack {slack:.4g}")
+    bound_at_largest = [float(runs[(lr, True)]["bounds"].max()) for lr in RATES]
+    q("largest_bound_qk", bound_at_largest, ",.1f")
+    top = RATES[-1]
+    with_qk, without = runs[(top, True)]["validation"][-1], runs[(top, False)]["validation"][-1]
+    q("loss_gain_top", without - with_qk, ".3f")
+    section.claim(f"at lr {top:g} the final validation loss is lower with QK-norm", with_qk < without,
+                  f"with {with_qk:.4f}, without {without:.4f}", backs=("lower with QK-norm",))
+
+    # Check your understanding: the bound with unit gains and head width 16,
+    # computed, and the runs' first step (gains still 1) within it.
+    unit_bound = math.sqrt(QUESTION_HEAD_DIM) * 1.0 * 1.0
+    q("question_head_dim", QUESTION_HEAD_DIM, "d")
+    q("unit_gain_bound", unit_bound, "g")
+    first = max(largest[(lr, True)][0] for lr in RATES)
+    section.claim("at the first step (unit gains) the QK-norm runs' largest logit is within the unit-gain bound",
+                  first <= unit_bound, f"largest {first:.4f}, bound {unit_bound:g}")
+    if section.echo:
+        for (lr, qk), r in runs.items():
+            print(f"  lr {lr:g} qk {qk}: {r['cpu']:.1f} s CPU, {r['wall']:.1f} s wall")
+    bounds = {lr: runs[(lr, True)]["bounds"].max(axis=1) for lr in RATES}  # over blocks, per step
+    return {"largest": largest, "bounds": bounds, "runs": runs}
+
+
+def draw(section, results):
+    largest, bounds = results["largest"], results["bounds"]
+    fig = new_figure(8.0, 3.9, margins=(0.7, 0.5, 0.15, 0.1),
+                     suptitle="Without QK-norm the largest logit grows with the rate; with it, it stays bounded")
+    ax = fig.add_subplot()
+    colours = {RATES[0]: PALETTE["green"], RATES[1]: PALETTE["orange"], RATES[2]: PALETTE["red"]}
+    values = []
+    rate_texts = section.texts("rates")
+    for qk, style in ((False, "-"), (True, "--")):
+        tag = "qk" if qk else "plain"
+        for i, lr in enumerate(RATES):
+            curve = largest[(lr, qk)]
+            values.extend(curve)
+            steps = np.arange(1, len(curve) + 1)
+            ax.plot(steps, curve, color=colours[lr], linestyle=style, linewidth=1.4,
+                    label=f"lr {rate_texts[i]}, {'with' if qk else 'no'} QK-norm: "
+                          f"max {section.text('largest_' + tag, i)}")
+            if qk:
+                ax.plot(steps, bounds[lr], color=colours[lr], linestyle=":", linewidth=1.0)
+    ax.plot([], [], color=PALETTE["grey"], linestyle=":", linewidth=1.0,
+            label="bound from the learned gains, with QK-norm")
+    log_axis(ax, "y", labels="power")
+    ax.set_ylim(*nice_limits(values, log=True))
+    ax.set_xlim(0, len(largest[(RATES[0], False)]))
+    ax.set_xlabel("step")
+    ax.set_ylabel("largest |attention logit|, all blocks")
+    ax.legend(loc="upper left", ncols=2, fontsize=8.5)
+    section.save_figure(fig, "largest_logit")
+
+
+if __name__ == "__main__":
+    main(__name__)

@@ -1,0 +1,124 @@
+"""Section 8, "RMS norm: the same loss, and what the speed really depends
+on": the layer timing. (The RMS-norm rerun of the best lr 0.01 pre-norm run
+is trained beside section 7's runs, in norm_placement.py.)
+
+Forward + backward through four normalisation layers in a row on a
+(32, 128, 512) input, for the page's hand-written LayerNorm and RMSNorm
+and for torch's nn.LayerNorm and nn.RMSNorm; one thread; one warm-up pass
+each, then five repetitions of 30 passes (the four variants interleaved, so
+a busy moment of the machine hits all of them), the median repetition, in
+CPU time. These are measurements of this machine, not deterministic
+numbers: they are recorded with the CPU model and torch version, never
+pinned, and only their claims (with wide margins) are tested.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the shared module importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from section_kit import import_torch, main  # noqa: E402  (first: pins the numeric environment)
+
+import numeric_env  # noqa: E402
+
+from normalisation_layers.norms import LayerNorm, RMSNorm  # noqa: E402
+
+SHAPE, LAYERS = (32, 128, 512), 4
+PASSES, REPETITIONS = 30, 5
+REDUCED = {"shape": (2, 8, 512), "passes": 3, "repetitions": 2}
+FULL = {"shape": SHAPE, "passes": PASSES, "repetitions": REPETITIONS}
+INPUT_SEED = 0
+# Claims, with margins meant to hold on a busy machine (measured ratios are
+# several times larger; see the numbers file).
+TORCH_LN_SPEEDUP = 2.0  # nn.LayerNorm at least this many times faster than hand-written
+HAND_RMS_SPEEDUP = 1.3  # hand-written RMS norm at least this many times faster than hand-written layer norm
+
+
+def variants(torch):
+    return {
+        "hand_layer": lambda d: LayerNorm(d),
+        "hand_rms": lambda d: RMSNorm(d),
+        "torch_layer": lambda d: torch.nn.LayerNorm(d, eps=1e-5),
+        "torch_rms": lambda d: torch.nn.RMSNorm(d, eps=1e-6),
+    }
+
+
+def time_norms(section, shape, passes: int, repetitions: int) -> dict[str, list[float]]:
+    """CPU seconds per pass (forward + backward of LAYERS layers), per repetition."""
+    torch = import_torch()
+    x0 = torch.randn(*shape, generator=section.torch_generator(INPUT_SEED))
+    stacks = {name: torch.nn.Sequential(*[make(shape[-1]) for _ in range(LAYERS)])
+              for name, make in variants(torch).items()}
+    inputs = {name: x0.clone().requires_grad_(True) for name in stacks}
+
+    def one_pass(name):
+        stacks[name](inputs[name]).sum().backward()
+
+    for name in stacks:  # warm-up
+        one_pass(name)
+    times = {name: [] for name in stacks}
+    for repetition in range(repetitions):
+        for name in stacks:
+            start = time.process_time()
+            for _ in range(passes):
+                one_pass(name)
+            times[name].append((time.process_time() - start) / passes)
+        section.progress(f"repetition {repetition + 1}/{repetitions}: "
+                         + ", ".join(f"{n} {t[-1] * 1e3:.1f} ms" for n, t in times.items()))
+    return times
+
+
+def compute(section):
+    torch = import_torch()
+    q = section.quote
+    config = section.choose(full=FULL, reduced=REDUCED)
+    # The four layers compute the same function as their torch twins.
+    x = torch.randn(4, 7, 512, generator=section.torch_generator(INPUT_SEED + 1))
+    made = {name: make(512) for name, make in variants(torch).items()}
+    section.agree("hand-written and torch layer norm outputs", made["hand_layer"](x).detach(),
+                  made["torch_layer"](x).detach(), atol=1e-5)
+    section.agree("hand-written and torch RMS norm outputs", made["hand_rms"](x).detach(),
+                  made["torch_rms"](x).detach(), atol=1e-5)
+
+    start = time.process_time()
+    times = time_norms(section, config["shape"], config["passes"], config["repetitions"])
+    section.progress(f"timing done in {time.process_time() - start:.1f} s CPU", force=True)
+    median = {name: statistics.median(t) for name, t in times.items()}
+
+    q("shape", config["shape"], "d")
+    q("norm_layers", LAYERS, "d")
+    q("passes", config["passes"], "d")
+    q("repetitions", config["repetitions"], "d")
+    for name, seconds in median.items():
+        q(f"ms_{name}", seconds * 1e3, ".1f", measured=True)
+    torch_ln_speedup = median["hand_layer"] / median["torch_layer"]
+    hand_rms_speedup = median["hand_layer"] / median["hand_rms"]
+    rms_vs_layer_torch = median["torch_rms"] / median["torch_layer"]
+    q("torch_layer_speedup", torch_ln_speedup, ".1f", measured=True)
+    q("hand_rms_speedup", hand_rms_speedup, ".1f", measured=True)
+    q("torch_rms_over_layer", rms_vs_layer_torch, ".1f", measured=True)
+    q("cpu_model", 0.0, lambda _: numeric_env.cpu_model(), measured=True)
+    q("torch_version", 0.0, lambda _: torch.__version__.split("+")[0], measured=True)
+
+    section.claim_bound("hand-written layer norm time / nn.LayerNorm time", torch_ln_speedup, ">=",
+                        TORCH_LN_SPEEDUP, fmt=".1f")
+    section.claim_bound("hand-written layer norm time / hand-written RMS norm time", hand_rms_speedup, ">=",
+                        HAND_RMS_SPEEDUP, fmt=".1f")
+    section.claim("nn.RMSNorm is not faster than nn.LayerNorm in this torch build on this machine",
+                  rms_vs_layer_torch >= 1.0, f"ratio {rms_vs_layer_torch:.2f}",
+                  backs=("not faster than nn.LayerNorm",))
+    return {"median": median, "times": times}
+
+
+def draw(section, results):
+    """No figure: the timings are measurements, and a figure's bytes must
+    not depend on them. The page gives them in a table."""
+
+
+if __name__ == "__main__":
+    main(__name__)
