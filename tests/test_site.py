@@ -20,7 +20,8 @@ file in docs/ but the index), never named here. For every page:
   its own content and hides the others;
 - screenshots are saved to build/test-artifacts/: <page>-desktop.png (1280 px),
   <page>-narrow.png (500 px) and <page>-dark.png (dark theme, at half scale),
-  whole pages top to bottom.
+  whole pages top to bottom, and <page>-summary.json (formulas typeset,
+  figures, dropdowns, tab sets, page width at 500 px).
 
 Besides the pages: the index links every page and every page's robustness
 report; the robustness page has a section per page; the built site is under
@@ -38,6 +39,7 @@ import base64
 import functools
 import http.server
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -110,7 +112,7 @@ def sphinx_build(srcdir: Path, outdir: Path, doctrees: Path | None = None,
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
+def site(tmp_path_factory, guard_builds) -> Path:
     if not PAGES:
         pytest.fail("docs/ holds no page (a Markdown file besides index.md): nothing to build")
     outdir = tmp_path_factory.mktemp("site") / "html"
@@ -178,9 +180,9 @@ def test_site_is_small(site):
         f"budget; biggest parts: {biggest}")
 
 
-def _scratch_docs(tmp_path: Path) -> Path:
+def _scratch_docs(root: Path) -> Path:
     """A copy of the site's sources without its pages, inside a scratch repository."""
-    src = tmp_path / "repo" / "docs"
+    src = root / "repo" / "docs"
     src.mkdir(parents=True)
     shutil.copy(DOCS / "conf.py", src / "conf.py")
     shutil.copy(DOCS / "index.md", src / "index.md")
@@ -189,46 +191,77 @@ def _scratch_docs(tmp_path: Path) -> Path:
     return src
 
 
-def test_broken_figure_path_or_anchor_fails_the_build(tmp_path):
-    """The guard the site relies on: a bad figure path or a bad #anchor is an error."""
-    src = _scratch_docs(tmp_path)
-    (src / "page.md").write_text(
-        "# A page\n\n[Missing section](#9-no-such-section)\n\n"
-        ":::{figure} ../figures/page/no_such_figure.svg\n:name: fig-missing\n\nCaption.\n:::\n",
-        encoding="utf-8")
-    result = sphinx_build(src, tmp_path / "out")
-    assert result.returncode != 0, "a broken figure path and a broken anchor built cleanly"
-    assert "no_such_figure.svg" in result.stderr, result.stderr
-    assert "9-no-such-section" in result.stderr, result.stderr
-
-
-def test_include_from_outside_the_repository_fails_the_build(tmp_path):
-    """A page may include only the repository's files: an {include} or a
-    {literalinclude} that reaches outside (by ../ or by a symlink), or a page
-    that is itself a symlink to a file outside, fails the build with a message
-    that names the file, and nothing of the file reaches the site."""
-    outside = tmp_path / "outside-secret.txt"
+@pytest.fixture(scope="module")
+def guard_builds(tmp_path_factory) -> dict:
+    """Small sites that must fail to build, all built at once in the background
+    (started before the real site, so they overlap it): name -> (process, outdir)."""
+    root = tmp_path_factory.mktemp("guards")
+    outside = root / "outside-secret.txt"
     outside.write_text("SECRET-OUTSIDE-THE-REPOSITORY\n", encoding="utf-8")
-    up = "../" * (len(tmp_path.parts) + 2)  # from docs/ of the scratch repository to /
-    cases = {
-        "literalinclude": f"```{{literalinclude}} {up}{outside.as_posix().lstrip('/')}\n```\n",
-        "include": "```{include} linked.md\n```\n",
+    up = "../" * (len(root.parts) + 3)  # from <case>/repo/docs/ to /
+    pages = {
+        # A bad figure path and a bad #anchor.
+        "broken": {"page.md": "# A page\n\n[Missing section](#9-no-such-section)\n\n"
+                              ":::{figure} ../figures/page/no_such_figure.svg\n"
+                              ":name: fig-missing\n\nCaption.\n:::\n"},
+        # A literalinclude that climbs out of the repository by ../
+        "literalinclude": {"page.md": "# A page\n\n```{literalinclude} "
+                                      f"{up}{outside.as_posix().lstrip('/')}\n```\n"},
+        # An include of a symlink to a file outside, and a page that is such a symlink.
+        "include": {"page.md": "# A page\n\n```{include} linked.txt\n```\n",
+                    "linked.txt": outside, "linked.md": outside},
     }
     builds = {}
-    for name, directive in cases.items():
-        src = _scratch_docs(tmp_path / name)
-        (src / "linked.md").symlink_to(outside)
-        (src / "page.md").write_text(f"# A page\n\n{directive}", encoding="utf-8")
-        builds[name] = (src, sphinx_build(src, tmp_path / name / "out", wait=False))
-    for name, (src, process) in builds.items():
-        _, stderr = process.communicate(timeout=120)
-        assert process.returncode != 0, f"an {{{name}}} of a file outside the repository built"
-        assert "outside" in stderr and outside.name in stderr, (
-            f"the {{{name}}} failure does not name the outside file:\n{stderr}")
-        out = tmp_path / name / "out"
-        leaked = [p for p in out.rglob("*.html")
-                  if "SECRET-OUTSIDE" in p.read_text(encoding="utf-8")] if out.exists() else []
-        assert not leaked, f"the outside file's text reached the site: {leaked}"
+    for name, files in pages.items():
+        src = _scratch_docs(root / name)
+        for filename, content in files.items():
+            if isinstance(content, Path):
+                (src / filename).symlink_to(content)
+            else:
+                (src / filename).write_text(content, encoding="utf-8")
+        builds[name] = (sphinx_build(src, root / name / "out", wait=False), root / name / "out")
+    builds["outside"] = outside
+    yield builds
+    for value in builds.values():
+        if isinstance(value, tuple) and value[0].poll() is None:
+            value[0].kill()
+            value[0].wait()
+
+
+def _finished(build) -> tuple[int, str]:
+    process, _ = build
+    if not hasattr(process, "stderr_text"):
+        _, process.stderr_text = process.communicate(timeout=120)
+    return process.returncode, process.stderr_text
+
+
+def test_broken_figure_path_or_anchor_fails_the_build(guard_builds):
+    """The guard the site relies on: a bad figure path or a bad #anchor is an error."""
+    returncode, stderr = _finished(guard_builds["broken"])
+    assert returncode != 0, "a broken figure path and a broken anchor built cleanly"
+    assert "no_such_figure.svg" in stderr, stderr
+    assert "9-no-such-section" in stderr, stderr
+
+
+@pytest.mark.parametrize("case", ["literalinclude", "include"])
+def test_include_from_outside_the_repository_fails_the_build(guard_builds, case):
+    """A page may include only the repository's files: a {literalinclude} that
+    climbs out by ../, an {include} of a symlink to a file outside, or a page
+    that is itself such a symlink, fails the build with one error line naming
+    the page and the file, and nothing of the file reaches the site."""
+    outside = guard_builds["outside"]
+    returncode, stderr = _finished(guard_builds[case])
+    assert returncode != 0, f"a {{{case}}} of a file outside the repository built"
+    errors = [line for line in stderr.splitlines()
+              if "ERROR" in line and "outside the repository" in line and outside.name in line]
+    pages = ["page.md"] + (["linked.md"] if case == "include" else [])
+    for page in pages:
+        assert any(f"{page}" in line for line in errors), (
+            f"no error line names {page} and the outside file:\n{stderr}")
+    out = guard_builds[case][1]
+    leaked = [p for p in out.rglob("*.html")
+              if "SECRET-OUTSIDE" in p.read_text(encoding="utf-8")] if out.exists() else []
+    assert not leaked, f"the outside file's text reached the site: {leaked}"
 
 
 # --- the browser --------------------------------------------------------------------
@@ -461,6 +494,14 @@ class _Loaded:
             _screenshot(driver, ARTIFACTS / f"{self.name}-dark.png", DESKTOP_WIDTH, scale=0.5)
             driver.execute_script("document.body.dataset.theme = 'auto';")
         self.console = driver.get_log("browser")
+        if screenshots:  # what the screenshots show, in numbers, beside them
+            maths = self.state["maths"]
+            (ARTIFACTS / f"{self.name}-summary.json").write_text(json.dumps({
+                "formulas_typeset": maths["typeset"], "formulas_marked": maths["marked"],
+                "figures": len(self.state["figures"]), "dropdowns": self.state["dropdowns"],
+                "tab_sets": self.state["tabSets"],
+                "width_at_500px": self.narrow["scrollWidth"],
+            }, indent=1) + "\n", encoding="utf-8")
 
 
 def _exercise_dropdowns_and_tabs(driver) -> list[str]:
