@@ -1,70 +1,214 @@
-"""`make bench`: time the author's loop against the project's budgets.
+"""`make bench`: time the author's loop, every section and every page against the budgets.
 
-Times each section script run alone (a fresh interpreter, as an author runs
-it), the whole `make -B -j figures` (every section regenerated; the same work
-as from clean), `make figures` with nothing changed, and `make check`. Each is
-the median of several runs; the table ends with the budgets from DESIGN.md.
-Figures are rewritten with identical bytes, so the working tree is unchanged.
+For every registered page it times:
+  - each section script run alone, as an author runs it (a fresh interpreter,
+    `python <script> --quiet --out-dir <temp dir>`; nothing in the tree changes);
+  - the page's cold regeneration, `make -s -B figures PAGE=<slug>` (every
+    section of the page rerun; the same work as from clean);
+  - the author's loop: one section rerun (`run_sections.py <section>`), then
+    the page check (`check_page.py <slug>`);
+and, for the whole project, `make figures` with nothing changed, `make check`
+and, with --with-tests, `make test` (slow: about a minute and a half a run).
+
+Each result is the median wall time of --repeats runs (default 3), printed as
+soon as it is measured, with its budget beside it; a one-line summary ends
+the run. Exit status 1 when a budget is missed or a command fails.
+
+The cold regenerations and the author's loop rewrite the page's figures and
+numbers in place, with identical bytes when the scripts are unchanged; run
+the bench on a tree whose section scripts are not being edited.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from run_sections import REPO_ROOT, all_sections
+from run_sections import DIAGRAMS_DIR, REPO_ROOT, all_sections
 
-BUDGETS = {  # seconds, on the project's 2-core machines
-    "make -B -j figures": 5.0,
-    "make figures (nothing changed)": 0.3,
-    "make check": 1.0,
+import numeric_env
+from page_registry import page_config, page_packages
+
+# Budgets in seconds, on the project's 2-core machines (measured wall time).
+PAGE_COLD_BUDGETS = {  # page slug -> (seconds, what the budget is)
+    "normalisation-and-stability": (5.0, "at most 5 s: 0.6x the single reference script"),
+    "normalisation-layers": (300.0, "under 300 s"),
 }
+NOTHING_CHANGED_BUDGET = (0.3, "0.3 s: instant")
+CHECK_BUDGET = (1.0, "under 1 s")
+TEST_BUDGET = (120.0, "under 120 s, all pages")
+
+# The child `make`s must not inherit the flags of a `make bench` that started
+# us (`make -B bench` would turn "nothing changed" into a full rerun), nor a
+# PAGE from the environment.
+DROPPED_ENV = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "PAGE")
 
 
-def median_wall(command: list[str], repeats: int, cwd: Path = REPO_ROOT) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
-        times.append(time.perf_counter() - start)
-        if done.returncode != 0:
-            raise SystemExit(f"error: {' '.join(command)} failed:\n{done.stdout}{done.stderr}")
-    return statistics.median(times)
+@dataclass
+class Result:
+    what: str
+    seconds: float | None  # median; None if the command failed
+    runs: list[float]
+    budget: tuple[float, str] | None = None
+    note: str = ""
+
+    @property
+    def verdict(self) -> str:
+        if self.seconds is None:
+            return "FAILED"
+        if self.budget is None:
+            return ""
+        return "met" if self.seconds <= self.budget[0] else "MISSED"
+
+
+def exit_code(command: list[str], done: subprocess.CompletedProcess) -> int:
+    """The command's exit status; for `make`, the status of the recipe that
+    failed (make itself exits 2 whatever it was), from make's error line."""
+    if command[0] == "make" and done.returncode == 2:
+        found = re.findall(r"^make: \*\*\* \[.*\] Error (\d+)$", done.stderr, re.M)
+        if found:
+            return int(found[-1])
+    return done.returncode
+
+
+class Bench:
+    def __init__(self, repeats: int, width: int = 64):
+        self.repeats = repeats
+        self.width = width
+        self.results: list[Result] = []
+        self.env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
+
+    def measure(self, what: str, command: list[str], budget: tuple[float, str] | None = None,
+                ok_codes: tuple[int, ...] = (0,), expect: str | None = None,
+                announce: bool = False) -> Result:
+        """Run ``command`` --repeats times, print one line with the median."""
+        if announce:  # a long one: say it has started
+            print(f"  ({what.strip()}: {self.repeats} run(s), each a while)", flush=True)
+        runs, note = [], ""
+        for _ in range(self.repeats):
+            start = time.perf_counter()
+            done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, env=self.env)
+            runs.append(time.perf_counter() - start)
+            code = exit_code(command, done)
+            if code not in ok_codes:
+                last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
+                note = f"`{' '.join(command)}` exited {code}: {last}"
+                result = Result(what, None, runs, budget, note)
+                break
+            if code != 0:
+                note = f"exit {code}: the page check found mismatches; timed anyway"
+            if expect is not None and expect not in done.stdout:
+                note = f"did not print {expect!r}: something was stale, so this is not the no-op time"
+        else:
+            result = Result(what, statistics.median(runs), runs, budget, note)
+        self.report(result)
+        return result
+
+    def report(self, result: Result) -> None:
+        self.results.append(result)
+        median = "     -  " if result.seconds is None else f"{result.seconds:7.2f} s"
+        spread = ""
+        if len(result.runs) > 1 and result.seconds is not None:
+            spread = f"  ({min(result.runs):.2f}-{max(result.runs):.2f})"
+        budget = f"  budget {result.budget[1]}" if result.budget else ""
+        verdict = f"  {result.verdict}" if result.verdict else ""
+        note = f"  [{result.note}]" if result.note else ""
+        print(f"{result.what:<{self.width}} {median}{spread}{budget}{verdict}{note}", flush=True)
+
+
+def first_section(package: str, names: list[str]) -> str:
+    """The script of the page's lowest-numbered section that has one."""
+    for number in sorted(page_config(package).SECTION_SCRIPTS):
+        for name in page_config(package).SECTION_SCRIPTS[number]:
+            if name in names:
+                return name
+    return names[0]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3, help="runs per measurement (default 3)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per measurement; the median is shown (default 3)")
+    parser.add_argument("--with-tests", action="store_true", help="also time `make test` (about 1.5 min a run)")
+    parser.add_argument("--loop-section", metavar="NAME",
+                        help="the section the author's loop reruns (default: each page's first section)")
     args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     python = sys.executable
-    rows = []
-    with tempfile.TemporaryDirectory() as scratch:
-        for script in all_sections():
-            seconds = median_wall(
-                [python, str(script.path), "--quiet", "--out-dir", str(Path(scratch) / script.name)],
-                args.repeats,
-            )
-            rows.append((f"{script.name}.py alone", seconds))
-    rows.append(("make -B -j figures", median_wall(["make", "-s", "-B", "-j", "figures"], args.repeats)))
-    rows.append(("make figures (nothing changed)", median_wall(["make", "-s", "figures"], args.repeats + 2)))
-    rows.append(("make check", median_wall(["make", "-s", "check"], args.repeats + 2)))
+    packages = page_packages()
+    if not packages:
+        print("error: no registered pages under docs/diagrams", file=sys.stderr)
+        return 2
+    sections = {p: [s.name for s in all_sections([p])] for p in packages}
+    if args.loop_section and not any(args.loop_section in names for names in sections.values()):
+        known = ", ".join(n for names in sections.values() for n in names)
+        parser.error(f"no section script named {args.loop_section} (have: {known})")
 
-    print(f"| what | median wall of {args.repeats}+ runs | budget |")
-    print("|---|---|---|")
-    over = 0
-    for what, seconds in rows:
-        budget = BUDGETS.get(what)
-        verdict = ""
-        if budget is not None:
-            verdict = f"< {budget:g} s " + ("met" if seconds < budget else "**MISSED**")
-            over += seconds >= budget
-        print(f"| {what} | {seconds:.2f} s | {verdict} |")
-    return 1 if over else 0
+    try:
+        load = f", load {os.getloadavg()[0]:.1f}"
+    except OSError:
+        load = ""
+    print(f"bench on {numeric_env.cpu_model()} ({os.cpu_count()} cores{load}); "
+          f"{len(packages)} page(s); median of {args.repeats} run(s) each", flush=True)
+    started = time.perf_counter()
+    bench = Bench(args.repeats)
+
+    for package in packages:
+        slug = page_config(package).PAGE
+        print(f"{slug}: each section alone (python <script> --quiet --out-dir <temp dir>)", flush=True)
+        with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
+            for script in all_sections([package]):
+                bench.measure(f"  {script.package}/{script.name}.py alone",
+                              [python, str(script.path), "--quiet", "--out-dir", str(Path(scratch) / script.name)])
+
+    print("pages from cold (every section rerun)", flush=True)
+    for package in packages:
+        slug = page_config(package).PAGE
+        bench.measure(f"  make -B figures PAGE={slug}", ["make", "-s", "-B", "figures", f"PAGE={slug}"],
+                      budget=PAGE_COLD_BUDGETS.get(slug), announce=True)
+
+    print("the author's loop (rerun one section, then check the page)", flush=True)
+    bench.measure("  make figures, nothing changed", ["make", "-s", "figures"],
+                  budget=NOTHING_CHANGED_BUDGET, expect="up to date")
+    for package in packages:
+        slug = page_config(package).PAGE
+        names = sections[package]
+        if args.loop_section and args.loop_section not in names:
+            continue
+        section = args.loop_section or first_section(package, names)
+        # A failed section fails the measurement (exit 10); the check's
+        # mismatches (exit 1) are timed like a clean check.
+        loop = (f"{python} {DIAGRAMS_DIR / 'run_sections.py'} --page {slug} {section} || exit 10; "
+                f"{python} {DIAGRAMS_DIR / 'check_page.py'} {slug}")
+        bench.measure(f"  rerun {section}, then check {slug}", ["sh", "-c", loop],
+                      ok_codes=(0, 1))
+    bench.measure("  make check", ["make", "-s", "check"], budget=CHECK_BUDGET, ok_codes=(0, 1))
+    if args.with_tests:
+        bench.measure("  make test", ["make", "-s", "test"], budget=TEST_BUDGET, announce=True)
+
+    results = bench.results
+    budgeted = [r for r in results if r.budget]
+    missed = [r for r in budgeted if r.verdict == "MISSED"]
+    failed = [r for r in results if r.verdict == "FAILED"]
+    met = [r for r in budgeted if r.verdict == "met"]
+    summary = (f"bench: {len(results)} measurement(s) in {time.perf_counter() - started:.0f} s; "
+               f"budgets met {len(met)} of {len(budgeted)}")
+    if missed:
+        summary += "; MISSED: " + ", ".join(f"{r.what.strip()} {r.seconds:.2f} s > {r.budget[0]:g} s" for r in missed)
+    if failed:
+        summary += "; FAILED: " + ", ".join(r.what.strip() for r in failed)
+    if not args.with_tests:
+        summary += "; make test not timed (add --with-tests)"
+    print(summary, flush=True)
+    return 1 if missed or failed else 0
 
 
 if __name__ == "__main__":
