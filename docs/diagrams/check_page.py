@@ -194,8 +194,8 @@ def validate_record(record, path: Path, hint: str) -> dict:
                 raise bad(f"quote {name!r}: a vector needs as many text strings as values")
         elif not isinstance(text, str):
             raise bad(f"quote {name!r}: \"text\" must be a string, got {type(text).__name__}")
-    if not isinstance(record.get("figures", []), list) or not isinstance(record.get("claims", []), list):
-        raise bad("\"figures\" and \"claims\" must be lists")
+    if not isinstance(record.get("figures", []), (list, dict)) or not isinstance(record.get("claims", []), list):
+        raise bad("\"figures\" must be a list (or, in the golden record, an object) and \"claims\" a list")
     return record
 
 
@@ -564,7 +564,7 @@ def check_page(
         if candidates:
             used.update((c.script, c.name) for c in candidates)
             binding.append((number.section, number.line, number.token,
-                            sorted(f"{c.script}.{c.name}" for c in candidates)))
+                            sorted({f"{c.script}.{c.name}" for c in candidates})))
             if not number.in_math:
                 problem = style_problem(number.token, number.seed_like)
                 if problem:
@@ -574,7 +574,7 @@ def check_page(
         finding, stale = unmatched(number, token, config, golden, numbers, allowed_by_section[number.section])
         report.findings.append(finding)
         used.update(stale)
-        binding.append((number.section, number.line, number.token, sorted(f"{s}.{n}" for s, n in stale)))
+        binding.append((number.section, number.line, number.token, sorted({f"{s}.{n}" for s, n in stale})))
 
     report.findings += check_backed_phrases(page, config, records)
     if only_section is None:

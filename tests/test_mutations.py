@@ -1,0 +1,146 @@
+"""The guards have teeth: a small fixed set of mutations of the scripts and
+of the prose, each made on a temporary copy, and each must be caught by the
+guard meant for it (golden claims, golden figure hashes, agreement decades,
+the pinned prose binding, backed phrases). A guard that lets its mutation
+through fails this test."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import check_page
+from conftest import GOLDEN_DIR, REPO_ROOT
+from golden_record import differences, pinned_part, sha256
+from page_registry import page_config
+
+PACKAGE = "normalisation_and_stability"
+CONFIG = page_config(PACKAGE)
+PAGE_FILE = REPO_ROOT / CONFIG.PAGE_FILE
+pytestmark = pytest.mark.slow
+
+
+# --- script mutations: rerun the mutated section on a copy, compare with golden ---
+
+RUN = """
+import json, sys
+sys.path.insert(0, {diagrams!r})
+import section_kit
+module = section_kit.section_module({package!r}, {section!r})
+section = section_kit.run_section(module, out_dir=__import__("pathlib").Path({out!r}),
+                                  raise_on_failed_claims=False)
+print(json.dumps(section.record()))
+"""
+
+
+def run_mutated(tmp_path: Path, section: str, old: str, new: str, *, append: str = "") -> tuple[dict, Path]:
+    copy = tmp_path / "diagrams"
+    shutil.copytree(REPO_ROOT / "docs" / "diagrams", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    script = copy / PACKAGE / f"{section}.py"
+    source = script.read_text(encoding="utf-8")
+    if old:
+        assert source.count(old) == 1, f"the mutation's target {old!r} is not once in {section}.py"
+        source = source.replace(old, new)
+    script.write_text(source + append, encoding="utf-8")
+    out = tmp_path / "out"
+    code = RUN.format(diagrams=str(copy), package=PACKAGE, section=section, out=str(out))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1]), out
+
+
+def golden(section: str) -> dict:
+    return json.loads((GOLDEN_DIR / CONFIG.PAGE / f"{section}.json").read_text(encoding="utf-8"))
+
+
+def test_a_weakened_threshold_changes_the_claims_words(tmp_path):
+    record, _ = run_mutated(tmp_path, "unit_mismatch", "STEP_RATIO_FLOOR = 1e6", "STEP_RATIO_FLOOR = 1e5")
+    changes = differences(golden("unit_mismatch"), pinned_part(record))
+    assert any(c.startswith("claim now:") for c in changes), "a weakened threshold passed the golden claims"
+
+
+def test_a_figure_only_change_is_caught_by_the_pinned_hashes(tmp_path):
+    append = ("\n_draw = draw\n\n\ndef draw(section, results):\n"
+              "    import matplotlib\n    matplotlib.rcParams['text.color'] = '#555555'\n"
+              "    _draw(section, results)\n")
+    record, out = run_mutated(tmp_path, "norm_worked_vector", "", "", append=append)
+    pinned = golden("norm_worked_vector")["figures"]
+    assert not differences(golden("norm_worked_vector"), pinned_part(record)), "numbers must be unchanged"
+    assert any(sha256(out / name) != pinned[name] for name in record["figures"]), \
+        "a figure-only change passed the figure hashes"
+
+
+def test_a_cross_check_moved_to_another_dtype_is_caught(tmp_path):
+    record, _ = run_mutated(tmp_path, "norm_worked_vector", "dtype=torch.float32", "dtype=torch.float64")
+    changes = differences(golden("norm_worked_vector"), pinned_part(record))
+    assert any(c.startswith("agreement") for c in changes), "a cross-check in another dtype passed"
+
+
+# --- prose mutations: check a mutated copy of the page against the real numbers ---
+
+def check_mutated(tmp_path: Path, mutate) -> list[str]:
+    source = PAGE_FILE.read_text(encoding="utf-8")
+    mutated = mutate(source)
+    assert mutated != source, "the mutation changed nothing"
+    page = tmp_path / "page.md"
+    page.write_text(mutated, encoding="utf-8")
+    return check_page.check_page(CONFIG, page_path=page).lines()
+
+
+def backed_phrases() -> list[str]:
+    phrases = []
+    for scripts in CONFIG.SECTION_SCRIPTS.values():
+        for script in scripts:
+            record = json.loads((REPO_ROOT / "figures" / CONFIG.PAGE / "numbers" / f"{script}.json").read_text())
+            phrases += [p for c in record["claims"] for p in c.get("backs", [])]
+    return phrases
+
+
+def test_the_real_page_passes_before_mutation(tmp_path):
+    assert check_mutated(tmp_path, lambda s: s + "\n") == []
+
+
+def test_two_numbers_swapped_in_a_sentence_are_caught(tmp_path):
+    def swap(source: str) -> str:
+        lines = source.splitlines(keepends=True)
+        start = next(i for i, l in enumerate(lines) if l.startswith("## 1."))
+        for i in range(start, len(lines)):
+            found = [m for m in check_page.numbers_in(lines[i]) if m.group() not in ("1",)]
+            if len(found) >= 2 and found[0].group() != found[1].group():
+                a, b = found[0], found[1]
+                lines[i] = lines[i][:a.start()] + b.group() + lines[i][a.end():b.start()] + a.group() + lines[i][b.end():]
+                return "".join(lines)
+        raise AssertionError("no line with two numbers")
+
+    assert any("not the number pinned at this place" in l for l in check_mutated(tmp_path, swap))
+
+
+def test_a_dropped_sign_is_caught(tmp_path):
+    def drop(source: str) -> str:
+        match = re.search(r"(?<=[ (])\u2212(?=\d)", source.split("## 1.", 1)[1])
+        at = source.index("## 1.") + 5 + match.start()
+        return source[:at] + source[at + 1:]
+
+    assert check_mutated(tmp_path, drop), "a dropped minus sign passed the check"
+
+
+def test_a_reversed_direction_word_is_caught(tmp_path):
+    phrase = next(p for p in backed_phrases() if p in PAGE_FILE.read_text(encoding="utf-8"))
+    lines = check_mutated(tmp_path, lambda s: s.replace(phrase, "not " + phrase[::-1], 1))
+    assert any("no longer says" in l for l in lines)
+
+
+def test_one_format_name_replaced_by_another_is_caught(tmp_path):
+    phrase = next((p for p in backed_phrases() if re.search(r"\b(b?float16|float32)\b", p)), None)
+    assert phrase is not None, "no claim backs a phrase naming a number format"
+    swapped = re.sub(r"\bfloat16\b|\bbfloat16\b|\bfloat32\b",
+                     lambda m: {"float16": "bfloat16", "bfloat16": "float16", "float32": "float16"}[m.group()],
+                     phrase, count=1)
+    lines = check_mutated(tmp_path, lambda s: s.replace(phrase, swapped, 1))
+    assert any("no longer says" in l for l in lines)
