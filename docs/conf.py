@@ -384,6 +384,15 @@ def _refuse_outside_files(app, doctree) -> None:
     app.env._site_refused = True
 
 
+def _doctrees_out_of_the_site(app, exc) -> None:
+    """Sphinx keeps its doctree cache in <site>/.doctrees unless told otherwise
+    (-d): 2 MB of pickles that are not the site. Builds here read every page
+    afresh (-E), so the cache is not needed afterwards."""
+    doctrees, outdir = Path(app.doctreedir).resolve(), Path(app.outdir).resolve()
+    if exc is None and doctrees.is_relative_to(outdir) and doctrees != outdir:
+        shutil.rmtree(doctrees, ignore_errors=True)
+
+
 def _fail_if_refused(app, exc) -> None:
     if exc is None and getattr(app.env, "_site_refused", False):
         app.statuscode = 1
@@ -398,4 +407,5 @@ def setup(app):
     app.connect("env-get-updated", _number_figures_per_page, priority=900)
     app.connect("build-finished", _copy_mathjax)
     app.connect("build-finished", _fail_if_refused)
+    app.connect("build-finished", _doctrees_out_of_the_site, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
