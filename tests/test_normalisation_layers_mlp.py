@@ -20,7 +20,7 @@ from normalisation_layers.loss_smoothness import smoothness_probe  # noqa: E402
 from normalisation_layers.norms import BatchNorm  # noqa: E402
 
 PAGE = REPO_ROOT / "docs" / "normalisation-layers.md"
-INCLUDE = re.compile(r"```\{literalinclude\} (?P<path>\S+)\n:pyobject: (?P<name>\S+)\n```")
+INCLUDE = re.compile(r"```\{literalinclude\} (?P<path>\S+)\n:pyobject: (?P<name>\S+)\n(?::\w+:.*\n)*```")
 
 
 def small_data(n=256, seed=0):

@@ -192,6 +192,8 @@ def sweep(section, networks, rates, steps, extra_jobs=()):
     start = time.perf_counter()
     with process_pool(2) as pool:
         results = pool.starmap_async(run, jobs + list(extra_jobs), chunksize=1).get()
+        pool.close()  # let the workers exit on their own: terminating them
+        pool.join()   # makes each print the runner's interrupt traceback
     cpu = sum(r["cpu"] for r in results)
     section.progress(f"{len(results)} runs of up to {steps} steps: {time.perf_counter() - start:.1f} s "
                      f"wall, {cpu:.1f} s CPU in the workers", force=True)
