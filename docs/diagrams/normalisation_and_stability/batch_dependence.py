@@ -18,7 +18,8 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the shared module importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np
+import section_kit  # noqa: F401,E402  (pins the numeric environment before numpy loads)
+import numpy as np  # noqa: E402
 from matplotlib.patches import Rectangle
 
 from normalisation_and_stability.norm_worked_vector import (
@@ -101,7 +102,7 @@ def size_trials_one_by_one(section) -> np.ndarray:
 
 def compute(section):
     q = section.quote
-    q("eps", EPS, ".0e")
+    q("eps", EPS, ".0x")
     q("grid_seed", GRID_SEED, "d")
     q("population_mean", GRID_MEAN, ".1f")
     q("population_spread", GRID_SPREAD, ".1f")
@@ -223,6 +224,38 @@ def compute(section):
                   abs(run_mean - GRID_MEAN) < 0.15 and abs(np.sqrt(run_var) - GRID_SPREAD) < 0.1)
     section.claim("against the stored (dimmer) statistics the value comes out higher than "
                   "against its own batch's", out_predict > out_train)
+
+    # The gap split in two. The batch's own statistics remove any shift, so
+    # the training-time output of the brighter batch equals that of the same
+    # batch moved back down by the shift (a batch from the training
+    # distribution); the stored route sees the shift, divided by the stored
+    # spread. gap = (gap on the unshifted batch) + shift / stored spread.
+    unshifted = bright - BRIGHT_SHIFT
+    out_train_unshifted = float(batch_norm_column(unshifted)[0])
+    out_predict_unshifted = (x0 - BRIGHT_SHIFT - run_mean) / np.sqrt(run_var + EPS)
+    gap_unshifted = out_predict_unshifted - out_train_unshifted
+    shift_part = BRIGHT_SHIFT / np.sqrt(run_var + EPS)
+    section.agree("training-time output of the brighter batch and of the same batch moved back down",
+                  out_train_unshifted, out_train, atol=1e-12)
+    section.agree("the route gap and the unshifted gap plus shift / stored spread",
+                  out_predict - out_train, gap_unshifted + shift_part, atol=1e-12)
+    q("unshifted_value", x0 - BRIGHT_SHIFT, ".2f")
+    q("output_predict_unshifted", out_predict_unshifted, ".2f")
+    q("gap_unshifted", abs(gap_unshifted), ".2f")
+    q("gap_shift_part", shift_part, ".2f")
+    section.claim_bound("share of the route gap that the shift explains (shift part / gap)",
+                        shift_part / (out_predict - out_train), ">", 0.5, fmt="g",
+                        backs=("comes mostly from the shift",))
+    # PyTorch's BatchNorm stores the unbiased variance (n / (n - 1) times the
+    # batch variance) in running_var while normalising each training batch by
+    # the population variance; the page's stored variance uses the population
+    # variance throughout. The unbiased store, for comparison:
+    unbiased = RUN_BATCH_SIZE / (RUN_BATCH_SIZE - 1)
+    run_var_unbiased = RUN_START_VARIANCE
+    for v in batch_vars:
+        run_var_unbiased = MOMENTUM * run_var_unbiased + (1 - MOMENTUM) * unbiased * v
+    q("stored_spread_unbiased", np.sqrt(run_var_unbiased), ".2f")
+    q("output_predict_unbiased", (x0 - run_mean) / np.sqrt(run_var_unbiased + EPS), ".2f")
     return {"spreads": spreads, "out_train": out_train, "out_predict": out_predict}
 
 
@@ -275,14 +308,14 @@ def draw(section, results):
 
     # 2. Spread of the output against batch size.
     spreads = results["spreads"]
-    fig = new_figure(8.4, 3.6, margins=(0.73, 0.46, 0.05, 0.24))
+    fig = new_figure(8.4, 3.6, margins=(0.82, 0.46, 0.05, 0.24))
     ax = fig.add_subplot()
     ax.plot(SIZES, spreads, "o-", color=PALETTE["orange"])
     for m, s, label in zip(SIZES, spreads, texts("size_spreads")):
         ax.annotate(label, (m, s), xytext=(6, 5), textcoords="offset points", fontsize=9)
-    log_axis(ax, "x", ticks=SIZES, base=2)
+    log_axis(ax, "x", ticks=SIZES, base=2, labels="plain")
     y_ticks = [v for v in (0.05, 0.1, 0.2, 0.5, 1.0) if spreads.min() / 1.4 <= v <= spreads.max() * 1.4]
-    log_axis(ax, "y", ticks=y_ticks)
+    log_axis(ax, "y", ticks=y_ticks, labels="plain")
     ax.set_xlim(SIZES[0] / 1.3, SIZES[-1] * 1.6)
     ax.set_ylim(spreads.min() / 1.4, spreads.max() * 1.4)
     ax.set_xlabel("batch size (our example plus its companions)")

@@ -20,9 +20,15 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the shared module importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np
+import section_kit  # noqa: F401,E402  (pins the numeric environment before numpy loads)
+import numpy as np  # noqa: E402
 
-from section_kit import PALETTE, import_torch, log_axis, main, new_figure
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+from section_kit import PALETTE, format_number, import_torch, log_axis, main, new_figure  # noqa: E402
+
+# Step numbers on an axis in the house style: 1,400, not 1400.
+STEP_TICKS = FuncFormatter(lambda v, _: format_number(v, ",.0f"))
 
 DIM = 24
 CURVATURE_LOW, CURVATURE_HIGH = 0.02, 2.0
@@ -192,8 +198,9 @@ def compute(section):
     q("lr", LR, ".2f")
     q("beta1", BETA1, ".1f")
     q("beta2", BETA2, ".3f")
-    q("eps", EPS, ".0e")
+    q("eps", EPS, ".0x")
     q("clip_norm", CLIP_NORM, ".1f")
+    q("clip_tiny", CLIP_TINY, ".0x")
 
     lam = curvatures()
     w0 = section.rng(SEED).normal(0.0, W0_SPREAD, size=DIM)
@@ -238,6 +245,15 @@ def compute(section):
     loss_before = loss0[at(JUST_BEFORE_STEP)]
     q("loss_just_before", loss_before, ".4f")
     q("loss_before_bad_step", loss0[bad_row - 1], ".4f")
+    # "Just before" is a reference level, not a special step: the loss still
+    # wobbles from step to step, so the level over the last steps before the
+    # bad one is quoted with it.
+    level = loss0[at(ZOOM_FIRST):bad_row]
+    q("level_first_step", ZOOM_FIRST, ",d")
+    q("level_last_step", BAD_STEP - 1, ",d")
+    q("level_range", [level.min(), level.max()], ".4f")
+    section.claim("the just-before loss lies within the level of the last steps before the bad one",
+                  bool(level.min() <= loss_before <= level.max()))
     q("loss_on_bad_step", loss0[bad_row], ".4f")
     peak_row = bad_row + int(np.argmax(loss0[bad_row:]))
     peak_loss = loss0[peak_row]
@@ -287,7 +303,6 @@ def compute(section):
     later_ratio = div0[bad_row + LATER_GAP] / div_usual
     q("divisor_later_ratio", later_ratio, ",.0f")
     q("divisor_end_ratio", div0[-1] / div_usual, ",.0f")
-    q("divisor_claim_factor", DIVISOR_CLAIM_FACTOR, "d")
     section.claim(f"the divisor {LATER_GAP} steps after the bad step is still over "
                   f"{DIVISOR_CLAIM_FACTOR}x its usual value", later_ratio > DIVISOR_CLAIM_FACTOR)
     section.claim("the divisor jumps on the bad step itself (over 10x the step before)",
@@ -371,7 +386,7 @@ def draw(section, results):
     ax = fig.add_subplot()
     excess = losses[:, PLAIN] - LOSS_FLOOR
     ax.plot(steps, excess, color=colours[PLAIN], lw=1.4)
-    log_axis(ax, "y")  # plain labels (0.01, 1, 100) read more easily here
+    log_axis(ax, "y", labels="power")
     ax.axvline(BAD_STEP, color=grey, ls=":", lw=1.2)
     ax.text(BAD_STEP - 25, excess.max(), f"bad batch, step {t('bad_step')}", ha="right",
             va="top", fontsize=9, color=grey)
@@ -389,6 +404,7 @@ def draw(section, results):
     ax.set_xlim(0, STEPS + 20)
     ax.set_ylim(excess.min() * 0.6, excess.max() * 1.6)
     ax.set_xlabel("step")
+    ax.xaxis.set_major_formatter(STEP_TICKS)
     ax.set_ylabel(f"loss − {t('loss_floor')} (log scale)")
     ax.set_title(f"One bad batch at step {t('bad_step')}: the loss peaks {t('peak_delay')} steps "
                  f"later, at {t('peak_loss')},\nand ends at {t('final_loss', PLAIN)}, above the "
@@ -400,7 +416,7 @@ def draw(section, results):
     ax = fig.add_subplot()
     gn = results["grad_norm"]
     ax.plot(steps, gn, color=PALETTE["blue"], lw=0.9)
-    log_axis(ax, "y")  # plain labels (0.01, 1, 100) read more easily here
+    log_axis(ax, "y", labels="power")
     ax.axhline(CLIP_NORM, color=PALETTE["orange"], ls="--", lw=1.3)
     ax.text(STEPS, CLIP_NORM * 1.12, f"clip threshold {t('clip_norm')}", ha="right", va="bottom",
             fontsize=9, color="#A06A00")
@@ -413,17 +429,18 @@ def draw(section, results):
     ax.set_xlim(0, STEPS + 20)
     ax.set_ylim(gn.min() * 0.5, gn.max() * 2.0)
     ax.set_xlabel("step")
+    ax.xaxis.set_major_formatter(STEP_TICKS)
     ax.set_ylabel("gradient norm (log scale)")
     ax.set_title(f"The gradient norm flags the exact step: {t('grad_norm_ratio')} times its usual "
                  f"size on step {t('bad_step')}", loc="left")
     section.save_figure(fig, "grad_norm")
 
     # 3. Adam's divisor over time.
-    fig = new_figure(8.4, 3.4, margins=(0.54, 0.46, 0.05, 0.24))
+    fig = new_figure(8.4, 3.4, margins=(0.66, 0.46, 0.05, 0.24))
     ax = fig.add_subplot()
     div = results["divisor"]
     ax.plot(steps, div, color=PALETTE["purple"], lw=1.4)
-    log_axis(ax, "y")  # plain labels (0.01, 1, 100) read more easily here
+    log_axis(ax, "y", labels="power")
     ax.axhline(results["div_usual"], color=grey, ls=":", lw=1.2)
     ax.text(30, results["div_usual"] * 0.8,
             f"usual (median, steps {t('usual_first')}–{t('usual_last')}): {t('divisor_usual')}",
@@ -446,13 +463,14 @@ def draw(section, results):
     ax.set_xlim(0, STEPS + 20)
     ax.set_ylim(div.min() * 0.5, div.max() * 3.0)
     ax.set_xlabel("step")
+    ax.xaxis.set_major_formatter(STEP_TICKS)
     ax.set_ylabel("Adam divisor, RMS of √v̂ + ε (log scale)")
     ax.set_title(f"Adam's divisor jumps on the bad step and is still {t('divisor_later_ratio')} "
                  f"times its usual size {t('later_gap')} steps later", loc="left")
     section.save_figure(fig, "adam_divisor")
 
     # 4. The three variants around the spike, and where they end.
-    fig = new_figure(8.4, 3.6, margins=(0.61, 0.46, 0.14, 0.24), grid=(1, 2), wspace=0.62,
+    fig = new_figure(8.4, 3.6, margins=(0.61, 0.46, 0.26, 0.24), grid=(1, 2), wspace=0.62,
                      suptitle=f"Clipping or skipping the bad batch: both end near "
                               f"{t('final_loss', SKIPPED)}; doing nothing ends at "
                               f"{t('final_loss', PLAIN)}")
@@ -466,6 +484,7 @@ def draw(section, results):
     for ax in (ax_zoom, ax_rest):
         ax.axvline(BAD_STEP, color=grey, ls=":", lw=1.0)
         ax.set_xlabel("step")
+        ax.xaxis.set_major_formatter(STEP_TICKS)
     lo, hi = losses[rest].min(), losses[rest].max()
     pad = 0.04 * (hi - lo)
     for ax in (ax_zoom, ax_rest):

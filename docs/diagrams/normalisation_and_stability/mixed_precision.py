@@ -24,11 +24,14 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the shared module importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np
+import section_kit  # noqa: F401,E402  (pins the numeric environment before numpy loads)
+import numpy as np  # noqa: E402
 from matplotlib.patches import Patch
 
-from section_kit import (PALETTE, draw_cell_rows, import_torch, log_axis, main, new_cell_figure,
-                         new_figure)
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+from section_kit import (PALETTE, draw_cell_rows, format_number, import_torch, log_axis, main,  # noqa: E402
+                         new_cell_figure, new_figure)
 
 # The three formats, in the order the page lists them: (quote prefix, name,
 # torch dtype attribute).
@@ -52,6 +55,8 @@ FORMATS_MIXED = ("bf16", "f32", "bf16", "f32", "f32")
 
 ACT_ROWS, ACT_COLS, MB = 2048, 4096, 2**20
 
+# Adam's running averages in bfloat16: start, constant new value, steps.
+MOMENT_BETAS, MOMENT_START, MOMENT_TARGET, MOMENT_STEPS = (0.9, 0.999), 1.0, 0.5, 1_000
 COUNT_TO = 300  # a running count in bfloat16, to show why big sums stay in float32
 
 
@@ -86,12 +91,12 @@ def list_value(value: float) -> str:
         if not float(value).is_integer():
             raise ValueError(f"{value!r} is not a whole number")
         return f"{int(value):,d}"
-    return f"{value:.4e}"
+    return format_number(value, ".4x")
 
 
 def stored_value(value: float) -> str:
-    """The values as the page writes them: 65,500 but 1e+10."""
-    return f"{int(value):,d}" if value < 1e7 else f"{value:.0e}"
+    """The values as the page writes them: 65,500 but 1 × 10¹⁰."""
+    return f"{int(value):,d}" if value < 1e7 else format_number(value, ".0x")
 
 
 # ---------------------------------------------------------------------------
@@ -186,9 +191,9 @@ def format_facts(section, torch) -> dict[str, dict]:
         q(f"{prefix}_bytes", fact["bytes"], "d")
         q(f"{prefix}_max", fact["max"], max_forms[prefix])
         q(f"{prefix}_subnormal", fact["subnormal"], subnormal_forms[prefix])
-        q(f"{prefix}_subnormal_power", fact["subnormal"], power_of_two)
+        q(f"{prefix}_subnormal_power", fact["subnormal"], "pow2")
         q(f"{prefix}_eps", fact["eps"], eps_forms[prefix])
-        q(f"{prefix}_eps_power", fact["eps"], power_of_two)
+        q(f"{prefix}_eps_power", fact["eps"], "pow2")
         section.agree(f"{fact['name']}: step above 1 and 2^-(mantissa bits)",
                       fact["eps"], 2.0 ** -fact["mantissa"])
 
@@ -205,6 +210,44 @@ def format_facts(section, torch) -> dict[str, dict]:
     section.claim("float16's smallest subnormal is far above bfloat16's",
                   f16["subnormal"] > 1e20 * bf["subnormal"])
     return facts
+
+
+def adam_moments(section, torch) -> None:
+    """Why Adam's two running averages stay in float32: the update each makes
+    per step against bfloat16's half step. A second moment that starts at 1
+    and is fed a squared gradient of 0.5 at every step, with beta2 = 0.999,
+    in bfloat16 and in float32; the first moment with beta1 = 0.9 likewise."""
+    q = section.quote
+    q("moment_beta1", MOMENT_BETAS[0], "g")
+    q("moment_beta2", MOMENT_BETAS[1], "g")
+    q("moment_move", [1 - b for b in MOMENT_BETAS], lambda v: f"{100 * v:.3g}%")
+    # bfloat16's relative half step: between 2^-9 (just above a power of
+    # two) and 2^-8 (just below one).
+    eps = float(torch.finfo(torch.bfloat16).eps)
+    q("bf16_relative_half_step", [eps / 4, eps / 2], ".2%")
+    q("moment_start", MOMENT_START, "g")
+    q("moment_target", MOMENT_TARGET, "g")
+    q("moment_steps", MOMENT_STEPS, ",d")
+    ends = {}
+    for key, beta in (("m", MOMENT_BETAS[0]), ("v", MOMENT_BETAS[1])):
+        for fmt, dtype in (("bf16", torch.bfloat16), ("f32", torch.float32)):
+            value = torch.tensor(MOMENT_START, dtype=dtype)
+            b, new = torch.tensor(beta, dtype=dtype), torch.tensor((1 - beta) * MOMENT_TARGET, dtype=dtype)
+            for _ in range(MOMENT_STEPS):
+                value = b * value + new
+            ends[key, fmt] = float(value)
+        exact = MOMENT_TARGET + (MOMENT_START - MOMENT_TARGET) * beta**MOMENT_STEPS
+        q(f"{key}_exact_end", exact, ".3f")
+        q(f"{key}_bf16_end", ends[key, "bf16"], ".3f" if ends[key, "bf16"] != MOMENT_START else "g")
+        q(f"{key}_f32_end", ends[key, "f32"], ".3f")
+    section.claim("in bfloat16 the second moment (beta2 0.999) never moves from 1",
+                  ends["v", "bf16"] == MOMENT_START, f"ends at {ends['v', 'bf16']}",
+                  backs=("stays at exactly",))
+    section.claim("in float32 the second moment follows the exact average to 3 decimals",
+                  abs(ends["v", "f32"] - (MOMENT_TARGET + (MOMENT_START - MOMENT_TARGET)
+                                          * MOMENT_BETAS[1] ** MOMENT_STEPS)) < 5e-4)
+    section.claim("in bfloat16 the first moment (beta1 0.9) gets within 0.01 of its target",
+                  abs(ends["m", "bf16"] - MOMENT_TARGET) < 0.01, f"ends at {ends['m', 'bf16']}")
 
 
 def master_copy(section, torch) -> dict:
@@ -308,7 +351,7 @@ def underflow(section, torch) -> dict:
                   counts["bf16_underflow"], int((bf_bits == 0).sum()))
 
     q("f16_zero_threshold", zero_threshold, ".0e")
-    q("f16_zero_threshold_power", zero_threshold, power_of_two)
+    q("f16_zero_threshold_power", zero_threshold, "pow2")
     q("scaled_overflow_threshold", 65504 / LOSS_SCALE, ".0f")
     for key, count in counts.items():
         q(f"{key}_count", count, ",d")
@@ -316,6 +359,40 @@ def underflow(section, torch) -> dict:
     texts = [section.text(f"{key}_pct") for key in counts]
     section.claim("every non-zero count prints as a non-zero percentage",
                   all((c == 0) == (t == "0%") for c, t in zip(counts.values(), texts)))
+
+    # Most gradients that survive float16 without the scale land among its
+    # subnormals (below the smallest normal, 2^-14), where the step is a fixed
+    # 2^-24 and the relative error grows as the value shrinks. Counted with
+    # and without the scale, with the relative error each conversion makes.
+    smallest_normal = float(torch.finfo(torch.float16).smallest_normal)
+    section.agree("float16's smallest normal value and 2^-14", smallest_normal, 2.0**-14)
+    for key, stored, exact in (("f16", f16, grads), ("scaled", f16_scaled, grads * np.float32(LOSS_SCALE))):
+        held = stored.to(torch.float64).numpy()
+        sub = (held != 0) & (np.abs(held) < smallest_normal)
+        rel = np.abs(held[sub] / exact[sub].astype(np.float64) - 1)
+        q(f"{key}_subnormal_count", int(sub.sum()), ",d")
+        q(f"{key}_subnormal_pct", sub.sum() / GRAD_COUNT, percent)
+        q(f"{key}_subnormal_median_error", float(np.median(rel)) if rel.size else 0.0, percent)
+        normal = held != 0
+        normal &= ~sub
+        rel_normal = np.abs(held[normal] / exact[normal].astype(np.float64) - 1)
+        section.claim(f"{key}: float16's normal values round with relative error at most 2^-11",
+                      float(rel_normal.max()) <= 2.0**-11, f"largest {rel_normal.max():.3g}")
+        counts[f"{key}_subnormal"] = int(sub.sum())
+        counts[f"{key}_subnormal_error"] = float(np.median(rel))
+    q("f16_smallest_normal", smallest_normal, "pow2")
+    q("f16_normal_error_bound", 2.0**-11, percent)
+    section.claim("without the scale most surviving gradients are float16 subnormals",
+                  counts["f16_subnormal"] > 0.5 * (GRAD_COUNT - counts["f16_underflow"]),
+                  f"{counts['f16_subnormal']} of {GRAD_COUNT - counts['f16_underflow']}",
+                  backs=("most of the gradients that survive",))
+    section.claim("the scale leaves fewer float16 subnormals", counts["scaled_subnormal"] < counts["f16_subnormal"],
+                  f"{counts['f16_subnormal']} to {counts['scaled_subnormal']}")
+    section.claim("the scale cuts the median relative error of the subnormals more than tenfold",
+                  counts["scaled_subnormal_error"] * 10 < counts["f16_subnormal_error"],
+                  f"{counts['f16_subnormal_error']:.3g} to {counts['scaled_subnormal_error']:.3g}",
+                  backs=("more than ten times smaller",))
+    subnormal_stats = {k: counts.pop(k) for k in list(counts) if "subnormal" in k}
 
     share = {key: count / GRAD_COUNT for key, count in counts.items()}
     section.claim("float16 underflow is between 10% and 30%", 0.10 < share["f16_underflow"] < 0.30)
@@ -330,7 +407,8 @@ def underflow(section, torch) -> dict:
                   float(grads.min()) > 1e20 * float(torch.finfo(torch.bfloat16).smallest_normal))
     section.claim("the largest scaled gradient is far below float16's largest value",
                   float(grads.max()) * LOSS_SCALE < 65504 / 100)
-    return {"grads": grads, "scaled": grads * np.float32(LOSS_SCALE), "counts": counts}
+    return {"grads": grads, "scaled": grads * np.float32(LOSS_SCALE), "counts": counts,
+            "subnormal": subnormal_stats}
 
 
 def overflow(section, torch) -> dict:
@@ -375,7 +453,7 @@ def memory(section, facts) -> dict:
                   sum(mixed) == sum(all_f32) == 16)
     q("act_rows", ACT_ROWS, ",d")
     q("act_cols", ACT_COLS, ",d")
-    q("mb_power", MB, power_of_two)
+    q("mb_power", MB, "pow2")
     act_f32 = ACT_ROWS * ACT_COLS * section.text("f32_bytes").count("") and None  # placeholder
     del act_f32
     numbers = ACT_ROWS * ACT_COLS
@@ -434,6 +512,7 @@ def compute(section):
     torch = import_torch()
     facts = format_facts(section, torch)
     paths = master_copy(section, torch)
+    adam_moments(section, torch)
     grads = underflow(section, torch)
     stored = overflow(section, torch)
     bytes_ = memory(section, facts)
@@ -475,7 +554,7 @@ def draw_formats(section, results) -> None:
                        Patch(color=FIELD_COLOURS["mantissa"], label="mantissa bits: set the step")],
               loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=3, fontsize=9, handlelength=1.2,
               borderaxespad=0.1)
-    ax.set_xlim(-6.2, 32.2)
+    ax.set_xlim(-6.4, 33.6)  # a clear margin right of float32's last bit
     ax.set_ylim(2 * row_gap + 1.05, -0.15)
     ax.axis("off")
     ax.set_title(f"bfloat16 keeps float32's reach ({t('bf16_max')}) with coarse steps; "
@@ -494,18 +573,18 @@ def draw_memory(section, results) -> None:
     xs = np.arange(len(PIECES))
     for offset, values, key, colour, label in (
         (-width / 2, results["bytes"]["all_f32"], "mem_f32", PALETTE["blue"],
-         f"all float32: {t('mem_f32_total')} bytes in total"),
+         f"all float32, as under PyTorch autocast: {t('mem_f32_total')} bytes"),
         (width / 2, results["bytes"]["mixed"], "mem_mixed", PALETTE["orange"],
-         f"mixed precision: {t('mem_mixed_total')} bytes in total"),
+         f"16-bit weights and gradients + float32 master: {t('mem_mixed_total')} bytes"),
     ):
         ax.bar(xs + offset, values, width, color=colour, label=label)
         for x, v, text in zip(xs + offset, values, texts(key)):
             ax.text(x, v + 0.08, text, ha="center", va="bottom", fontsize=9)
     ax.set_xticks(xs, [p.replace(" ", "\n") for p in PIECES])
     ax.set_ylabel("bytes per weight")
-    ax.set_ylim(0, max(results["bytes"]["all_f32"] + results["bytes"]["mixed"]) * 1.35)
-    ax.legend(loc="upper left", ncol=2)
-    ax.set_title("Adam, per weight: the same total either way", loc="left")
+    ax.legend(loc="upper left", ncol=1, fontsize=8.5)
+    ax.set_ylim(0, 6.4)
+    ax.set_title("Adam, per weight:\nthe same total either way", loc="left")
 
     ax = fig.add_subplot(grid[1])
     mbs = results["bytes"]["act"]
@@ -515,7 +594,7 @@ def draw_memory(section, results) -> None:
     ax.set_xticks([0, 1], ["float32", "bfloat16"])
     ax.set_ylabel(f"MB ({t('mb_power')} bytes)")
     ax.set_ylim(0, max(mbs) * 1.35)
-    ax.set_title(f"activations\n{t('act_rows')} × {t('act_cols')}", loc="left")
+    ax.set_title(f"activations,\n{t('act_rows')} × {t('act_cols')}", loc="left")
     section.save_figure(fig, "memory")
 
 
@@ -530,9 +609,11 @@ def draw_histogram(section, results) -> None:
     scaled_counts, _ = np.histogram(np.log10(scaled), edges)
     lin_edges = 10.0**edges
 
-    fig = new_figure(8.4, 3.4, margins=(0.73, 0.46, 0.05, 0.24))
+    fig = new_figure(8.4, 3.8, margins=(0.78, 0.46, 0.05, 0.24))
     ax = fig.add_subplot()
     ax.axvspan(lin_edges[0], floor, color=PALETTE["red"], alpha=0.08, linewidth=0)
+    ax.axvspan(floor, 2.0**-14, color=PALETTE["yellow"], alpha=0.18, linewidth=0,
+               label=f"float16 subnormals, up to {t('f16_smallest_normal')}: fewer digits")
     ax.stairs(raw_counts, lin_edges, fill=True, color=PALETTE["blue"], alpha=0.45,
               label=f"as computed: {t('f16_underflow_count')} ({t('f16_underflow_pct')}) "
                     "become zero in float16")
@@ -542,17 +623,18 @@ def draw_histogram(section, results) -> None:
                     f"{t('scaled_overflow_count')} overflow")
     top = max(raw_counts.max(), scaled_counts.max())
     ax.axvline(floor, color=PALETTE["red"], linewidth=1.2, linestyle="--")
-    ax.text(floor * 0.8, top * 1.05, f"float16 rounds values up to\n{t('f16_zero_threshold_power')} ≈ {t('f16_zero_threshold')} to zero",
-            ha="right", va="top", fontsize=9, color=PALETTE["red"])
+    ax.text(floor * 0.7, top * 1.62, f"zero in float16:\nup to {t('f16_zero_threshold_power')} "
+            f"≈ {t('f16_zero_threshold')}", ha="right", va="top", fontsize=9, color=PALETTE["red"])
     ax.axvline(ceiling, color=PALETTE["grey"], linewidth=1.2, linestyle="--")
-    ax.text(ceiling * 0.8, top * 1.05, f"float16's largest\nvalue {t('f16_max')}",
+    ax.text(ceiling * 0.7, top * 0.55, f"float16's largest\nvalue {t('f16_max')}",
             ha="right", va="top", fontsize=9, color=PALETTE["grey"])
-    log_axis(ax, "x", labels="e", every=2)
+    log_axis(ax, "x", labels="power", every=2)
     ax.set_xlim(lin_edges[0], lin_edges[-1])
-    ax.set_ylim(0, top * 1.45)
+    ax.set_ylim(0, top * 1.7)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: format_number(v, ",.0f")))
     ax.set_xlabel("gradient value (log scale)")
     ax.set_ylabel("gradients per bin")
-    ax.legend(loc="upper left", bbox_to_anchor=(0.30, 1.0))
+    ax.legend(loc="upper right", fontsize=8.5)
     ax.set_title(f"Scaling by {t('loss_scale')} cuts the gradients float16 loses from "
                  f"{t('f16_underflow_count')} to {t('scaled_underflow_count')} "
                  f"of {t('grad_count')}", loc="left")
@@ -560,16 +642,19 @@ def draw_histogram(section, results) -> None:
 
 
 def draw_overflow(section, results) -> None:
+    """One row per stored value, the two formats side by side: wide cells
+    hold even the longest value with room to spare."""
     t, texts = section.text, section.texts
-    fig, ax = new_cell_figure(8.4, 2.1)
+    n = len(OVERFLOW_LIST)
+    fig, ax = new_cell_figure(8.4, 0.42 * n + 0.95, title_lines=2)
     f16_fill = [PALETTE["light"] if np.isfinite(v) else "#F8D0C0" for v in results["stored"]["f16"]]
     draw_cell_rows(ax, [
-        ("stored", texts("overflow_stored")),
-        ("float16 holds", texts("overflow_f16")),
-        ("bfloat16 holds", texts("overflow_bf16")),
-    ], fills=[PALETTE["light"], f16_fill, "#DCEFE6"], label_width=1.45, fontsize=9)
+        (f"stored {stored}", [f16, bf16])
+        for stored, f16, bf16 in zip(texts("overflow_stored"), texts("overflow_f16"), texts("overflow_bf16"))
+    ], fills=[[f16_fill[i], "#DCEFE6"] for i in range(n)], label_width=1.25, fontsize=10.5,
+        column_labels=["float16 holds", "bfloat16 holds"])
     ax.set_title(f"float16 overflows to inf from {t('overflow_f16_first_inf')} on; bfloat16 holds "
-                 f"every value, with errors up to {t('overflow_bf16_max_rel_error')}", loc="left")
+                 f"every value,\nwith errors up to {t('overflow_bf16_max_rel_error')}", loc="left")
     section.save_figure(fig, "overflow_list")
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the shared module importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np
+import section_kit  # noqa: F401,E402  (pins the numeric environment before numpy loads)
+import numpy as np  # noqa: E402
 
 from section_kit import PALETTE, draw_cell_rows, import_torch, main, new_cell_figure
 
@@ -28,6 +29,12 @@ BETA = np.array([0.10, 0.00, -0.20, 0.00, 0.30, 0.00])
 UNDO_BOUND = 1e-12  # undoing must leave only rounding error
 TORCH_TOLERANCE = 1e-6  # float32 modules vs the float64 hand computation
 FOLLOWED = 2  # the third element, followed through every step by hand
+# A second vector: the first doubled and raised by one. Layer norm maps it to
+# the same normalised values, so the first vector's undoing scale and shift
+# give back the first vector, not this one.
+SECOND_SCALE, SECOND_SHIFT = 2.0, 1.0
+SAME_NORMALISED_TOL = 1e-4  # layer norm of both vectors agrees (only eps differs)
+SECOND_MISS_FLOOR = 1.0  # the first vector's undo misses the second by more than this
 GRID_SEED, GRID_SHAPE, GRID_MEAN, GRID_SPREAD = 808, (4, 6), 0.3, 1.2
 
 
@@ -75,7 +82,7 @@ def compute(section):
     q = section.quote
     q("vector_length", len(X), "d")
     q("x", X, ".2f")
-    q("eps", EPS, ".0e")
+    q("eps", EPS, ".0x")
     q("gamma", GAMMA, ".2f")
     q("beta", BETA, ".2f")
 
@@ -103,7 +110,7 @@ def compute(section):
     spread_without_eps = float(np.std(layer_norm_by_hand(X, 0.0)["normalised"]))
     section.claim("layer-norm values have spread 1 (to 1e-9) when eps = 0",
                   abs(spread_without_eps - 1) < 1e-9)
-    q("ln_spread_shortfall", 1 - normalised_spread, ".0e")
+    q("ln_spread_shortfall", 1 - normalised_spread, ".0x")
 
     # The third element, followed through by hand.
     q("followed_position", FOLLOWED + 1, "d")
@@ -113,10 +120,28 @@ def compute(section):
     # Undo: scale = spread and shift = mean give the input back.
     undone = ln["spread"] * ln["normalised"] + ln["mean"]
     undo_error = float(np.max(np.abs(undone - X)))
-    q("undo_error", undo_error, ".0e", abs_tol=1e-15)
-    q("undo_error_bound", UNDO_BOUND, ".0e")
+    q("undo_error", undo_error, ".0x", abs_tol=1e-15)
+    q("undo_error_bound", UNDO_BOUND, ".0x")
     section.claim("scale = spread and shift = mean undo layer norm (error below 1e-12)",
                   undo_error < UNDO_BOUND)
+    # ... for this vector only: the same scale and shift on a second vector.
+    second = SECOND_SCALE * X + SECOND_SHIFT
+    ln2 = layer_norm_by_hand(second, EPS)
+    same = float(np.max(np.abs(ln2["normalised"] - ln["normalised"])))
+    redone = ln["spread"] * ln2["normalised"] + ln["mean"]
+    miss = np.abs(redone - second)
+    q("second_scale", SECOND_SCALE, ".0f")
+    q("second_shift", SECOND_SHIFT, ".0f")
+    q("second_x", second, ".2f")
+    q("second_same_normalised", same, ".0x", abs_tol=1e-12)
+    q("second_miss", float(miss.max()), ".2f")
+    q("second_miss_position", int(np.argmax(miss)) + 1, "d")
+    section.claim_bound("largest gap between the layer-norm values of x and of 2x + 1",
+                        same, "<", SAME_NORMALISED_TOL, fmt=".0e",
+                        backs=("maps it to the same six normalised values",))
+    section.claim_bound("largest miss of the first vector's scale and shift on the second vector",
+                        float(miss.max()), ">", SECOND_MISS_FLOOR, fmt="g",
+                        backs=("misses the second by up to",))
 
     # RMS norm.
     rms = rms_norm_by_hand(X, EPS)
@@ -143,12 +168,15 @@ def compute(section):
                   atol=TORCH_TOLERANCE)
     section.agree("torch RMSNorm and the hand RMS norm", torch_rms, rms["normalised"],
                   atol=TORCH_TOLERANCE)
-    q("torch_tolerance", TORCH_TOLERANCE, ".0e")
+    q("torch_tolerance", TORCH_TOLERANCE, ".0x")
     q("torch_layer_norm", torch_ln, ".4f", rel_tol=1e-6)
     q("torch_rms_norm", torch_rms, ".4f", rel_tol=1e-6)
 
     # Two directions of averaging on a batch grid.
     grid = batch_grid(section)
+    q("grid_seed", GRID_SEED, "d")
+    q("grid_mean", GRID_MEAN, ".1f")
+    q("grid_spread", GRID_SPREAD, ".1f")
     q("grid_rows", grid.shape[0], "d")
     q("grid_columns", grid.shape[1], "d")
     q("grid", grid.ravel(), ".2f")
@@ -191,7 +219,7 @@ def draw(section, results):
     ], fills=[PALETTE["light"]] * 3 + ["#F6EEDC", "#DCEFE6"],
         highlight_column=FOLLOWED, label_width=2.7,
         footnote=f"mean of squares {t('rms_mean_square')}, RMS √(mean of squares + ε) = {t('rms')}")
-    ax.set_title(f"RMS norm: one pass, no average removed; the mean stays at "
+    ax.set_title(f"RMS norm: no average removed, so the mean stays at "
                  f"{t('rms_normalised_mean')}", loc="left")
     section.save_figure(fig, "rms_norm_steps")
 

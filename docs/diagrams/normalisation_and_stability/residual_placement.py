@@ -28,10 +28,12 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the shared module importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np
+import section_kit  # noqa: F401,E402  (pins the numeric environment before numpy loads)
+import numpy as np  # noqa: E402
 
 from section_kit import (
-    PALETTE, draw_cell_rows, import_torch, log_axis, main, new_figure, process_pool,
+    PALETTE, draw_cell_rows, import_torch, log_axis, main, new_figure, nice_limits, process_pool,
+    scientific,
 )
 
 # The data.
@@ -50,6 +52,7 @@ BLOCK_SEED, BLOCK_SPREAD = 55, 0.7
 # Through depth.
 DEPTH_SEED, DEPTH_ROWS, DEPTH_BLOCKS = 17, 64, 48
 DEPTHS = (4, 8, 16, 24, 32, 48, 64)
+RSS_TOLERANCE = 0.1  # the stream ends within 10% of the root-sum-of-squares prediction
 FIRST_BLOCKS = 6  # the first blocks whose additions the running-total figure shows
 RMS_ONE_TOL = 1e-6  # post-norm stream RMS is 1 to this
 AUTOGRAD_RTOL = 1e-9  # hand-written backward against torch autograd
@@ -68,17 +71,17 @@ MASK_STEPS, HUGE_RATE = 5, 1e100  # a run forced to overflow must not touch its 
 
 
 def power_of_ten(value: float) -> str:
-    """1e-06 -> "1e-6": a power of ten as prose writes it."""
+    """1e-06 -> "1 × 10⁻⁶": a power of ten in the house style."""
     exponent = round(math.log10(value))
     if not math.isclose(value, 10.0**exponent, rel_tol=1e-12):
         raise ValueError(f"{value!r} is not a power of ten")
-    return f"1e{exponent}"
+    return scientific(10.0**exponent, 0)
 
 
 def decade_above(value: float) -> str:
-    """The power of ten just above a tiny loss ("below 1e-6"): the precision
+    """The power of ten just above a tiny loss ("below 1 × 10⁻⁶"): the precision
     a converged loss deserves (see the sensitivity note in compute)."""
-    return f"1e{math.floor(math.log10(value)) + 1}"
+    return scientific(10.0 ** (math.floor(math.log10(value)) + 1), 0)
 
 
 def loss_text(value: float) -> str:
@@ -439,6 +442,38 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     section.claim("RMS sizes do not add: after each of the first blocks the stream's RMS is "
                   "below the RMS before plus the RMS added",
                   bool(np.all(first_rms[1:] < first_rms[:-1] + added_rms)))
+    # The fair comparison: additions perpendicular to the stream add in
+    # quadrature (root sum of squares). The measured stream stays a little
+    # below that, so the additions lean slightly against the stream: the
+    # cosine between the stream and what a block adds (over all rows and
+    # positions at once) is slightly negative.
+    rss = np.sqrt(first_rms[0] ** 2 + np.concatenate([[0.0], np.cumsum(added_rms**2)]))
+    cosines = np.array([np.sum(streams[k] * (streams[k + 1] - streams[k]))
+                        / np.sqrt(np.sum(streams[k] ** 2) * np.sum((streams[k + 1] - streams[k]) ** 2))
+                        for k in range(FIRST_BLOCKS)])
+    section.agree("squared RMS after a block and before² + added² + 2·cos·before·added",
+                  first_rms[1:] ** 2,
+                  first_rms[:-1] ** 2 + added_rms**2 + 2 * cosines * first_rms[:-1] * added_rms, rtol=1e-9)
+    q("first_rss", rss, ".2f")
+    q("first_block_rss", float(np.sqrt(first_rms[0] ** 2 + added_rms[0] ** 2)), ".2f")
+    q("first_block_cosine", cosines[0], ".2f")
+    q("first_cosine_range", [cosines.min(), cosines.max()], ".2f")
+    q("rss_tolerance", RSS_TOLERANCE, ".0%")
+    section.claim_bound("after the first blocks, |stream RMS / root-sum-of-squares prediction - 1|",
+                        abs(first_rms[-1] / rss[-1] - 1), "<", RSS_TOLERANCE, fmt="g",
+                        backs=("within 10% of the root-sum-of-squares line",))
+    section.claim("on the page's run the stream ends below the root-sum-of-squares prediction",
+                  bool(first_rms[-1] < rss[-1]),
+                  f"measured {first_rms[-1]:.4f}, root sum of squares {rss[-1]:.4f}", every_seed=False,
+                  backs=("a little below the root-sum-of-squares line",))
+    section.claim("on the page's run every one of the first blocks adds a change that leans slightly "
+                  "against the stream (cosine between -0.3 and 0)",
+                  bool(np.all((cosines < 0) & (cosines > -0.3))),
+                  f"cosines {np.round(cosines, 4).tolist()}", every_seed=False,
+                  backs=("leans slightly against the stream",))
+    section.claim("every addition of the first blocks is within 0.3 of a right angle (|cosine| < 0.3)",
+                  bool(np.all(np.abs(cosines) < 0.3)), f"cosines {np.round(cosines, 4).tolist()}",
+                  backs=("nearly at right angles",))
 
     # Gradients: first block over last block, for every depth.
     ratios = {p: np.array([probes[p][d]["grad_rms"][1] / probes[p][d]["grad_rms"][-1] for d in DEPTHS])
@@ -463,7 +498,8 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
         scale = float(np.max(np.abs(auto)))
         section.agree(f"{placement}-norm: first MSE gradients of every weight, hand and autograd "
                       f"(relative to the largest)", hand / scale, auto / scale, atol=AUTOGRAD_RTOL)
-    return {"probes": probes, "ratios": ratios, "first_stream_rms": first_rms, "first_added_rms": added_rms}
+    return {"probes": probes, "ratios": ratios, "first_stream_rms": first_rms, "first_added_rms": added_rms,
+            "first_rss": rss}
 
 
 def compute(section):
@@ -476,6 +512,8 @@ def compute(section):
     q("d_in", D_IN, "d")
     q("data_seed", DATA_SEED, "d")
     q("var_y", var_y, ".3f")
+    q("tanh_gain", TANH_GAIN, "g")
+    q("cross_weight", CROSS_WEIGHT, ".1f")
     q("norm_eps", NORM_EPS, power_of_ten)
     q("width", WIDTH, "d")
     q("hidden", HIDDEN, "d")
@@ -544,8 +582,21 @@ def compute(section):
     high = [i for i, r in enumerate(RATES) if r >= 0.01]
     i01 = RATES.index(0.01)
     section.claim("no run's loss became non-finite", all(finite_runs.values()))
-    section.claim("post-norm at lr >= 0.01 ends within 1% of var(y)",
-                  bool(np.all(np.abs(scores[POST][high] - var_y) <= COLLAPSE_TOL * var_y)))
+    # Restated from the robustness report (issue 12): post-norm's collapse at
+    # 0.03 held at every seed and numeric variant; at 0.01 it holds on the
+    # page's run under every variant, but at seed offset 2 post-norm ends at
+    # 0.396 of var(y) 0.653 (pinned; other BLAS kernels give other values):
+    # rounding and the seed decide it there.
+    i03 = RATES.index(0.03)
+    section.claim_bound("post-norm at lr 0.03: |score / var(y) - 1|",
+                        abs(scores[POST][i03] / var_y - 1), "<=", COLLAPSE_TOL, fmt="g",
+                        backs=("At 0.03 post-norm collapsed at every seed",))
+    section.claim_bound("post-norm at lr 0.01 on the page's run: |score / var(y) - 1|",
+                        abs(scores[POST][i01] / var_y - 1), "<=", COLLAPSE_TOL, fmt="g", every_seed=False,
+                        backs=("on the page's own run",))
+    section.claim_bound("at lr 0.01, post-norm's score / pre-norm's score",
+                        scores[POST][i01] / scores[PRE][i01], ">", 10, fmt="g",
+                        backs=("more than ten times",))
     section.claim("pre-norm at lr 0.01 ends far below var(y) (under 2% of it)",
                   scores[PRE][i01] < FAR_BELOW * var_y)
     section.claim("pre-norm keeps training at every lr >= 0.01 (ends under 10% of var(y))",
@@ -585,30 +636,36 @@ def draw(section, results):
     grey = PALETTE["grey"]
 
     # 1. The stream as a running total: the first pre-norm blocks.
-    fig = new_figure(8.4, 3.4, margins=(0.41, 0.47, 0.05, 0.24))
+    fig = new_figure(8.4, 3.6, margins=(0.55, 0.47, 0.05, 0.44))
     ax = fig.add_subplot()
     n = FIRST_BLOCKS
     stream_rms = results["first_stream_rms"]
     added_rms = results["first_added_rms"]
+    rss = results["first_rss"]
     positions = np.arange(n + 1)
     ax.bar(positions - 0.2, stream_rms, width=0.38, color=COLOURS[PRE],
            label="RMS of the stream")
     ax.bar(positions[1:] + 0.2, added_rms, width=0.38, color=PALETTE["sky"],
            label="RMS of what the block adds")
-    naive = stream_rms[0] + np.concatenate([[0.0], np.cumsum(added_rms)])
-    ax.plot(positions - 0.2, naive, color=grey, ls="--", lw=1.3, marker="o", ms=3,
-            label="if sizes added like plain numbers")
+    # The prediction for additions at right angles to the stream, drawn as
+    # short dashes above each stream bar (clear of the value labels).
+    for i in range(n + 1):
+        ax.plot([i - 0.39, i - 0.01], [rss[i], rss[i]], color=grey, ls="--", lw=1.4,
+                label="if each addition were at right angles: √(sum of squares)" if i == 0 else None)
     for i, text in enumerate(texts("first_stream_rms")):
-        ax.text(i - 0.2, stream_rms[i] + 0.05, text, ha="center", va="bottom", fontsize=8.5)
+        ax.text(i - 0.2, stream_rms[i] / 2, text, ha="center", va="center", fontsize=9,
+                color="white", fontweight="bold")
+    for i, text in enumerate(texts("first_rss")[1:], start=1):
+        ax.text(i - 0.2, rss[i] + 0.04, text, ha="center", va="bottom", fontsize=8.5, color=grey)
     for i, text in enumerate(texts("first_added_rms")):
-        ax.text(i + 1 + 0.2, added_rms[i] + 0.05, text, ha="center", va="bottom", fontsize=8.5)
+        ax.text(i + 1 + 0.2, added_rms[i] + 0.04, text, ha="center", va="bottom", fontsize=8.5)
     ax.set_xticks(positions, ["start"] + [f"after\nblock {i}" for i in range(1, n + 1)])
     ax.set_ylabel("RMS")
-    ax.set_ylim(0, max(naive.max(), stream_rms.max()) * 1.12)
-    ax.legend(loc="upper left")
-    ax.set_title(f"Block one adds {t('first_added_rms', 0)} to a stream of RMS "
-                 f"{t('first_stream_rms', 0)}, and the stream becomes {t('first_stream_rms', 1)}, "
-                 f"not {t('first_plain_sum')}", loc="left")
+    ax.set_ylim(0, 2.6)
+    ax.legend(loc="upper left", fontsize=8.5)
+    ax.set_title(f"Six additions take the stream from {t('first_stream_rms', 0)} to {t('first_stream_rms', n)}, "
+                 f"a little below\nthe {t('first_rss', n)} that additions at right angles would give",
+                 loc="left")
     section.save_figure(fig, "running_total")
 
     # 2. One block, four numbers, both placements.
@@ -659,7 +716,7 @@ def draw(section, results):
                   textcoords="offset points", ha="right", va="bottom", color=COLOURS[PRE])
     left.set_xlabel(f"block (stack of {t('depth_blocks')} blocks, {t('depth_rows')} rows)")
     left.set_ylabel("RMS of the stream after the block")
-    left.set_ylim(0, end * 1.12)
+    left.set_ylim(*nice_limits([0.0, float(t("pre_stream_rms_end")) * 1.12], pad=0.0))
     left.set_xlim(0, DEPTH_BLOCKS)
     left.legend(loc="upper left")
     left.set_title("Forwards: pre-norm's stream grows,\npost-norm's stays at RMS one", loc="left")
@@ -668,11 +725,11 @@ def draw(section, results):
         right.plot(depths, results["ratios"][placement], color=COLOURS[placement], marker="o",
                    ms=4, label=LABELS[placement])
     right.axhline(1.0, color=grey, lw=1.0, ls=":")
-    log_axis(right, "x", ticks=depths, base=2)
+    log_axis(right, "x", ticks=depths, base=2, labels="plain")
     ratios = np.concatenate([results["ratios"][p] for p in PLACEMENTS])
-    low, high = ratios.min() / 1.3, ratios.max() * 1.3
+    low, high = nice_limits([ratios.min() / 1.3, ratios.max() * 1.3], log=True, pad=0.0)
     right.set_ylim(low, high)
-    log_axis(right, "y", ticks=[v for v in (0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32) if low <= v <= high])
+    log_axis(right, "y", ticks=[v for v in (0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32) if low <= v <= high], labels="plain")
     right.set_xlabel("blocks in the stack")
     right.set_ylabel("gradient RMS, first block ÷ last")
     right.legend(loc="upper left")
@@ -680,7 +737,7 @@ def draw(section, results):
     section.save_figure(fig, "depth")
 
     # 4. The learning-rate sweep.
-    fig = new_figure(8.4, 3.9, margins=(0.81, 0.46, 0.05, 0.24))
+    fig = new_figure(8.4, 3.9, margins=(0.81, 0.46, 0.05, 0.44))
     ax = fig.add_subplot()
     rates = np.array(RATES)
     scores = results["scores"]
@@ -688,23 +745,26 @@ def draw(section, results):
     for placement in PLACEMENTS:
         ax.plot(rates, scores[placement][:n], color=COLOURS[placement], marker="o", ms=5,
                 label=LABELS[placement])
-    var_y = results["var_y"]
+    var_y = float(t("var_y"))  # the registered, rounded value: no digit below the print moves a pixel
     ax.axhline(var_y, color=grey, ls="--", lw=1.2)
     ax.text(rates[0], var_y * 1.25, f"predict the mean: var(y) = {t('var_y')}", color=grey,
             va="bottom", fontsize=9)
     ax.plot([WARMUP_RATE], [scores[POST][n]], ls="none", marker="*", ms=13, color=PALETTE["green"],
             label=f"post-norm, warmup over the first {t('warmup_steps')} steps")
-    log_axis(ax, "x")
+    log_axis(ax, "x", labels="plain")
     ax.set_xticks(rates, texts("rates"))
-    log_axis(ax, "y", labels="e")
+    log_axis(ax, "y", labels="power")
+    # Whole decades, half a decade or more beyond every point: limits (and so
+    # tick positions) that last-bit rounding of the losses cannot move.
     every = np.concatenate([scores[p] for p in PLACEMENTS] + [[var_y]])
-    ax.set_ylim(every.min() / 4, every.max() * 6)
+    ax.set_ylim(10.0 ** math.floor(math.log10(every.min()) - 0.5),
+                10.0 ** math.ceil(math.log10(every.max()) + 0.5))
     ax.set_xlim(rates[0] / 1.4, rates[-1] * 1.4)
     ax.set_xlabel("learning rate (Adam)")
     ax.set_ylabel(f"lowest loss over the last\n{t('last_steps')} of {t('steps')} steps")
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.86))
-    ax.set_title(f"{t('sweep_blocks')} blocks: from lr {t('rates', RATES.index(0.01))} post-norm "
-                 "collapses to the mean; pre-norm keeps training", loc="left")
+    ax.set_title(f"{t('sweep_blocks')} blocks, the page's run: from lr {t('rates', RATES.index(0.01))} "
+                 "post-norm collapses to the mean;\npre-norm keeps training", loc="left")
     section.save_figure(fig, "lr_sweep")
 
 
