@@ -595,13 +595,16 @@ def test_page_maths_is_typeset(loaded, page):
     assert not maths["errors"], f"{page}: TeX errors: {maths['errors']}"
     assert maths["typeset"] >= maths["marked"], (
         f"{page}: {maths['marked']} formulas marked, {maths['typeset']} typeset")
-    prose = sorted({m.group(0) for m in PROSE_FORMULA.finditer(view.state["prose"])})
-    context = [view.state["prose"][max(0, m.start() - 30):m.end() + 30].replace("\n", " ")
-               for m in PROSE_FORMULA.finditer(view.state["prose"])][:8]
-    assert not prose, (f"{page}: formulas written as plain text ({maths['typeset']} typeset): "
-                       f"{prose}\n" + "\n".join(f"  ...{c}..." for c in context))
+    problems = []
+    found = list(PROSE_FORMULA.finditer(view.state["prose"]))
+    if found:
+        problems.append(f"formulas written as plain text: {sorted({m.group(0) for m in found})}")
+        problems += [f"  ...{view.state['prose'][max(0, m.start() - 30):m.end() + 30]}..."
+                     .replace("\n", " ") for m in found[:8]]
     code = [c for c in view.state["codeSpans"] if CODE_FORMULA.search(c)]
-    assert not code, f"{page}: formulas written as code, not maths: {code}"
+    if code:
+        problems.append(f"formulas written as code, not maths: {code}")
+    assert not problems, f"{page} ({maths['typeset']} formulas typeset):\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize("page", PAGES)
