@@ -168,8 +168,9 @@ ROBUSTNESS_DOC = "robustness/index"
 
 
 def site_pages() -> list[str]:
-    """The site's pages: every Markdown file directly in docs/ but the index."""
-    return sorted(p.stem for p in DOCS.glob("*.md") if p.stem != "index")
+    """The site's pages: every Markdown file directly in docs/ but the index
+    (and a README, which exclude_patterns keeps out of the site)."""
+    return sorted(p.stem for p in DOCS.glob("*.md") if p.stem not in ("index", "README"))
 
 
 def page_title(page: str) -> str:
