@@ -146,9 +146,10 @@ def draw(section, results):
     # Whole decades around the data: the limits move only if a value crosses a power of ten.
     low = 10.0 ** np.floor(np.log10(min(values)))
     high = 10.0 ** np.ceil(np.log10(max(values + [guide]) * 1.5))
-    ax.text(12, guide * 1.9, f"dashed: β̂ = {t('guide_numerator')} / learning rate = {t('guide')}. "
+    ax.text(0.04, guide * 1.9, f"dashed: β̂ = {t('guide_numerator')} / learning rate = {t('guide')}. "
             f"Above it, a step of {t('rate')} breaks the rough guide η < {t('guide_numerator')}/β̂",
-            color=PALETTE["grey"], fontsize=9, va="bottom")
+            color=PALETTE["grey"], fontsize=9, va="bottom",
+            transform=ax.get_yaxis_transform())  # x in axes units: any number of steps
     log_axis(ax, "y", labels="power")
     ax.set_ylim(low, high)
     ax.set_xlim(0, int(t("steps")))
