@@ -163,6 +163,15 @@ def test_robustness_page_has_every_pages_report(site):
                 assert cell in html, f"{page}'s report ({report.name}) is not on the site"
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_page_links_to_reports_lead_to_the_robustness_page(site, page):
+    """A link in the prose to figures/<page>/robustness-report.md (a file on
+    GitHub) leads on the site to the report's section, not to a download."""
+    html = (site / f"{page}.html").read_text(encoding="utf-8")
+    downloads = re.findall(r'href="([^"]*_downloads/[^"]*report\.md)"', html)
+    assert not downloads, f"{page}: links that download a report file: {downloads}"
+
+
 def test_site_is_small(site):
     """The whole site, maths included, stays under the budget (it was 26 MB
     when it shipped all of MathJax for a handful of formulas)."""
