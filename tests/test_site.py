@@ -112,7 +112,7 @@ def sphinx_build(srcdir: Path, outdir: Path, doctrees: Path | None = None,
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, guard_builds) -> Path:
+def site(tmp_path_factory, guard_build) -> Path:
     if not PAGES:
         pytest.fail("docs/ holds no page (a Markdown file besides index.md): nothing to build")
     outdir = tmp_path_factory.mktemp("site") / "html"
@@ -190,7 +190,7 @@ def test_site_is_small(site):
 
 
 def _scratch_docs(root: Path) -> Path:
-    """A copy of the site's sources without its pages, inside a scratch repository."""
+    """A copy of the site's sources without its pages, in a scratch repository root/repo."""
     src = root / "repo" / "docs"
     src.mkdir(parents=True)
     shutil.copy(DOCS / "conf.py", src / "conf.py")
@@ -201,73 +201,68 @@ def _scratch_docs(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def guard_builds(tmp_path_factory) -> dict:
-    """Small sites that must fail to build, all built at once in the background
-    (started before the real site, so they overlap it): name -> (process, outdir)."""
+def guard_build(tmp_path_factory) -> dict:
+    """One small site that must fail to build, started in the background before
+    the real site so the two overlap. Its pages each break one rule; with
+    --keep-going the build reports every one of them."""
     root = tmp_path_factory.mktemp("guards")
     outside = root / "outside-secret.txt"
     outside.write_text("SECRET-OUTSIDE-THE-REPOSITORY\n", encoding="utf-8")
-    up = "../" * (len(root.parts) + 3)  # from <case>/repo/docs/ to /
+    up = "../" * (len(root.parts) + 2)  # from repo/docs/ to /
     pages = {
         # A bad figure path and a bad #anchor.
-        "broken": {"page.md": "# A page\n\n[Missing section](#9-no-such-section)\n\n"
-                              ":::{figure} ../figures/page/no_such_figure.svg\n"
-                              ":name: fig-missing\n\nCaption.\n:::\n"},
+        "broken.md": "# Broken\n\n[Missing section](#9-no-such-section)\n\n"
+                     ":::{figure} ../figures/page/no_such_figure.svg\n"
+                     ":name: fig-missing\n\nCaption.\n:::\n",
         # A literalinclude that climbs out of the repository by ../
-        "literalinclude": {"page.md": "# A page\n\n```{literalinclude} "
-                                      f"{up}{outside.as_posix().lstrip('/')}\n```\n"},
+        "climbs.md": f"# Climbs\n\n```{{literalinclude}} {up}{outside.as_posix().lstrip('/')}\n```\n",
         # An include of a symlink to a file outside, and a page that is such a symlink.
-        "include": {"page.md": "# A page\n\n```{include} linked.txt\n```\n",
-                    "linked.txt": outside, "linked.md": outside},
+        "includes.md": "# Includes\n\n```{include} linked.txt\n```\n",
+        "linked.txt": outside,
+        "linked.md": outside,
     }
-    builds = {}
-    for name, files in pages.items():
-        src = _scratch_docs(root / name)
-        for filename, content in files.items():
-            if isinstance(content, Path):
-                (src / filename).symlink_to(content)
-            else:
-                (src / filename).write_text(content, encoding="utf-8")
-        builds[name] = (sphinx_build(src, root / name / "out", wait=False), root / name / "out")
-    builds["outside"] = outside
-    yield builds
-    for value in builds.values():
-        if isinstance(value, tuple) and value[0].poll() is None:
-            value[0].kill()
-            value[0].wait()
+    src = _scratch_docs(root)
+    for filename, content in pages.items():
+        if isinstance(content, Path):
+            (src / filename).symlink_to(content)
+        else:
+            (src / filename).write_text(content, encoding="utf-8")
+    process = sphinx_build(src, root / "out", wait=False)
+    build = {"process": process, "out": root / "out", "outside": outside}
+    yield build
+    if process.poll() is None:
+        process.kill()
+        process.wait()
 
 
-def _finished(build) -> tuple[int, str]:
-    process, _ = build
-    if not hasattr(process, "stderr_text"):
-        _, process.stderr_text = process.communicate(timeout=120)
-    return process.returncode, process.stderr_text
+def _finished(build: dict) -> tuple[int, str]:
+    if "stderr" not in build:
+        _, build["stderr"] = build["process"].communicate(timeout=120)
+    return build["process"].returncode, build["stderr"]
 
 
-def test_broken_figure_path_or_anchor_fails_the_build(guard_builds):
+def test_broken_figure_path_or_anchor_fails_the_build(guard_build):
     """The guard the site relies on: a bad figure path or a bad #anchor is an error."""
-    returncode, stderr = _finished(guard_builds["broken"])
+    returncode, stderr = _finished(guard_build)
     assert returncode != 0, "a broken figure path and a broken anchor built cleanly"
     assert "no_such_figure.svg" in stderr, stderr
     assert "9-no-such-section" in stderr, stderr
 
 
-@pytest.mark.parametrize("case", ["literalinclude", "include"])
-def test_include_from_outside_the_repository_fails_the_build(guard_builds, case):
+@pytest.mark.parametrize("page", ["climbs.md", "includes.md", "linked.md"])
+def test_include_from_outside_the_repository_fails_the_build(guard_build, page):
     """A page may include only the repository's files: a {literalinclude} that
-    climbs out by ../, an {include} of a symlink to a file outside, or a page
-    that is itself such a symlink, fails the build with one error line naming
-    the page and the file, and nothing of the file reaches the site."""
-    outside = guard_builds["outside"]
-    returncode, stderr = _finished(guard_builds[case])
-    assert returncode != 0, f"a {{{case}}} of a file outside the repository built"
-    errors = [line for line in stderr.splitlines()
-              if "ERROR" in line and "outside the repository" in line and outside.name in line]
-    pages = ["page.md"] + (["linked.md"] if case == "include" else [])
-    for page in pages:
-        assert any(f"{page}" in line for line in errors), (
-            f"no error line names {page} and the outside file:\n{stderr}")
-    out = guard_builds[case][1]
+    climbs out by ../ (climbs.md), an {include} of a symlink to a file outside
+    (includes.md), or a page that is itself such a symlink (linked.md), fails
+    the build with one error line naming the page and the file, and nothing of
+    the file reaches the site."""
+    outside = guard_build["outside"]
+    returncode, stderr = _finished(guard_build)
+    assert returncode != 0, "pages including a file outside the repository built"
+    errors = [line for line in stderr.splitlines() if "ERROR" in line and page in line
+              and "outside the repository" in line and outside.name in line]
+    assert errors, f"no error line names {page} and the outside file:\n{stderr}"
+    out = guard_build["out"]
     leaked = [p for p in out.rglob("*.html")
               if "SECRET-OUTSIDE" in p.read_text(encoding="utf-8")] if out.exists() else []
     assert not leaked, f"the outside file's text reached the site: {leaked}"
