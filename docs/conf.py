@@ -233,7 +233,24 @@ def _report_html(markdown: str) -> str:
     html = html.replace("<table>", '<div class="table-wrapper"><table class="docutils report">')
     html = html.replace("</table>", "</table></div>")
     html = html.replace("<code>", '<code class="docutils literal notranslate">')
-    return re.sub(r'<a href="(?![a-z][a-z0-9+.-]*:|#)[^"]*">(.*?)</a>', r"\1", html, flags=re.S)
+    html = re.sub(r'<a href="(?![a-z][a-z0-9+.-]*:|#)[^"]*">(.*?)</a>', r"\1", html, flags=re.S)
+    return _curly_quotes(html)
+
+
+def _curly_quotes(html: str) -> str:
+    """Typographic quotes in the text of ``html`` (not in tags or code), as
+    docutils' smart quotes give the rest of the site."""
+    from docutils.utils.smartquotes import educateQuotes
+
+    parts, in_code = [], False
+    for piece in re.split(r"(<[^>]+>)", html):
+        if piece.startswith("<"):
+            in_code = piece.startswith("<code") or (in_code and not piece.startswith("</code"))
+        elif not in_code and ('"' in piece or "'" in piece or "&quot;" in piece):
+            # A space before: a quote opening the piece reads as opening.
+            piece = educateQuotes(" " + piece.replace("&quot;", '"'), language="en")[1:]
+        parts.append(piece)
+    return "".join(parts)
 
 
 def _report_markdown(page: str, path: Path) -> str:
