@@ -419,6 +419,13 @@ def _refuse_outside_files(app, doctree) -> None:
     app.env._site_refused = True
 
 
+def _no_source_maps(app, exc) -> None:
+    """The theme's source maps (110 kB) serve a developer's browser tools, not a reader."""
+    if exc is None and app.builder.format == "html":
+        for path in (Path(app.outdir) / "_static").rglob("*.map"):
+            path.unlink()
+
+
 def _doctrees_out_of_the_site(app, exc) -> None:
     """Sphinx keeps its doctree cache in <site>/.doctrees unless told otherwise
     (-d): 2 MB of pickles that are not the site. Builds here read every page
@@ -443,4 +450,5 @@ def setup(app):
     app.connect("build-finished", _copy_mathjax)
     app.connect("build-finished", _fail_if_refused)
     app.connect("build-finished", _doctrees_out_of_the_site, priority=900)
+    app.connect("build-finished", _no_source_maps)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
