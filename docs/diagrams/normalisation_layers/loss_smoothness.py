@@ -112,6 +112,12 @@ def compute(section):
         elif r["diverged_at"] is not None:
             q(f"{key}_diverged_step", r["diverged_at"], "d")
         s, b = np.array(r["steps"]), np.array(r["betas"])
+        # Just before a run diverges, a probe step can land where the loss
+        # overflows: such probes are counted, and left out of the summaries.
+        finite = np.isfinite(b) & np.isfinite(np.array(r["spreads"]))
+        if not finite.all():
+            q(f"{key}_nonfinite_probes", int((~finite).sum()), "d")
+        s, b, r["spreads"] = s[finite], b[finite], list(np.array(r["spreads"])[finite])
         late = b[s > after] if (s > after).any() else b
         medians[network] = float(np.median(late))
         q(f"{key}_beta_median", medians[network], ".3g")
@@ -140,7 +146,7 @@ def draw(section, results):
         r = runs[network]
         ax.plot(r["steps"], r["betas"], "-", color=colours[network], linewidth=1.4,
                 label=f"{network}: median β̂ after step {t('after')} = {t(KEYS[network] + '_beta_median')}")
-        values += r["betas"]
+        values += [v for v in r["betas"] if np.isfinite(v)]
     guide = 2 / RATE
     ax.axhline(guide, color=PALETTE["grey"], linestyle="--", linewidth=1)
     # Whole decades around the data: the limits move only if a value crosses a power of ten.
