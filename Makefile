@@ -19,7 +19,7 @@ all: figures check ## figures, then check
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  make \1\t/' | expand -t 22
 
-venv: $(VENV_STAMP) ## create .venv from requirements.txt (first time: a few minutes, about 1.5 GB)
+venv: $(VENV_STAMP) ## create .venv from requirements.txt (first time: a few minutes, about 1.4 GB)
 
 # The virtual environment is made on first use and updated when the pins
 # change (the test keeps `make -B` from reinstalling what is already there).
@@ -27,7 +27,7 @@ $(VENV_STAMP): requirements.txt
 	@if [ requirements.txt -nt $@ ] || [ ! -x $(PY) ]; then \
 	  set -e; \
 	  test -x $(PY) || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }; \
-	  echo "installing requirements.txt into $(VENV): about 2 minutes and 1.5 GB the first time (torch is most of it)"; \
+	  echo "installing requirements.txt into $(VENV): about 2 minutes and 1.4 GB the first time (torch is most of it)"; \
 	  { $(PY) -m pip install --disable-pip-version-check -r requirements.txt 2>&1; echo $$? > $(VENV)/.pip-status; } \
 	    | grep --line-buffered -v 'is ignored: it is neither a file nor a directory' || true; \
 	  test "$$(cat $(VENV)/.pip-status)" = 0 || { echo "error: pip could not install requirements.txt into $(VENV): see its output above" >&2; exit 1; }; \
@@ -70,7 +70,7 @@ docs: figures ## build the documentation site into build/site
 	@echo "built build/site ($$(du -sh build/site | cut -f1)); open build/site/index.html"
 
 preview: figures ## render every SVG to PNG under build/preview to look at
-	@$(PY) docs/diagrams/preview_figures.py
+	@$(PY) docs/diagrams/preview_figures.py $(PAGE_ARG)
 
 # What make figures regenerates (every page: it takes minutes for the second
 # page), the build output and any temp file an interrupted run left. The

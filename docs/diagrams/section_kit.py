@@ -671,7 +671,16 @@ def process_pool(processes: int = 2):
     jobs (use as a context manager, e.g. ``pool.starmap``). Forked workers
     inherit everything imported and, unlike threads, do not contend for the
     GIL. Jobs must be module-level functions; results come back in order."""
-    return multiprocessing.get_context("fork").Pool(processes)
+    return multiprocessing.get_context("fork").Pool(processes, initializer=_default_signals)
+
+
+def _default_signals() -> None:
+    """A pool worker stops quietly when its pool is terminated (the runner's
+    own workers turn SIGTERM into an exception, which would print here)."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 # ---------------------------------------------------------------------------
