@@ -146,8 +146,9 @@ def compute(section):
 
 def draw(section, results):
     largest, bounds = results["largest"], results["bounds"]
-    fig = new_figure(8.0, 3.9, margins=(0.7, 0.5, 0.15, 0.1),
-                     suptitle="Without QK-norm the largest logit grows with the rate; with it, it stays bounded")
+    fig = new_figure(8.0, 4.7, margins=(0.7, 1.35, 0.15, 0.1),
+                     suptitle="Without QK-norm the largest logit grows with the learning rate;\n"
+                              "with it, it stays under the bound its learned gains set")
     ax = fig.add_subplot()
     colours = {RATES[0]: PALETTE["green"], RATES[1]: PALETTE["orange"], RATES[2]: PALETTE["red"]}
     values = []
@@ -170,7 +171,7 @@ def draw(section, results):
     ax.set_xlim(0, len(largest[(RATES[0], False)]))
     ax.set_xlabel("step")
     ax.set_ylabel("largest |attention logit|, all blocks")
-    ax.legend(loc="upper left", ncols=2, fontsize=8.5)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize=8.5)
     section.save_figure(fig, "largest_logit")
 
 
