@@ -96,7 +96,7 @@ def stale_reason(script: SectionScript) -> str | None:
     """Why the section must rerun, or None when its numbers are current."""
     recorded = recorded_hash(script)
     if recorded is None:
-        return "no numbers yet"
+        return "no numbers yet" if not script.numbers_path.exists() else "its numbers record no inputs hash"
     try:
         current = section_inputs.inputs_hash(script.package, script.name, numeric_env.PINNED)
     except section_inputs.InputError:
