@@ -78,8 +78,8 @@ def draw(section, results):
     for ax, key, title in ((axes[0], "bn", f"batch norm: changes by up to {t('bn_change')}"),
                            (axes[1], "ln", f"layer norm: changes by {t('ln_change')}")):
         a, b = out[key]
-        ax.plot(features, a, "o-", color=PALETTE["blue"], label="in batch 1", markersize=4)
-        ax.plot(features, b, "s--", color=PALETTE["orange"], label="in batch 2", markersize=4,
+        ax.plot(features, a, "o-", color=PALETTE["blue"], label="in the first batch", markersize=4)
+        ax.plot(features, b, "s--", color=PALETTE["orange"], label="in the second batch", markersize=4,
                 alpha=0.9)
         ax.axhline(0, color=PALETTE["grey"], linewidth=0.6)
         ax.set_title(title, loc="left", fontsize=10)
