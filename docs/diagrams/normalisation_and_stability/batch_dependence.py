@@ -28,7 +28,7 @@ from normalisation_and_stability.norm_worked_vector import (
     GRID_SPREAD,
     batch_grid,
 )
-from section_kit import PALETTE, draw_cell_rows, log_axis, main, new_cell_figure, new_figure
+from section_kit import PALETTE, draw_cell_rows, log_axis, main, new_cell_figure, new_figure, nice_limits
 
 EPS = 1e-5
 FEATURE = 0  # feature a; our example is example A, feature a of batch A
@@ -317,7 +317,7 @@ def draw(section, results):
     y_ticks = [v for v in (0.05, 0.1, 0.2, 0.5, 1.0) if spreads.min() / 1.4 <= v <= spreads.max() * 1.4]
     log_axis(ax, "y", ticks=y_ticks, labels="plain")
     ax.set_xlim(SIZES[0] / 1.3, SIZES[-1] * 1.6)
-    ax.set_ylim(spreads.min() / 1.4, spreads.max() * 1.4)
+    ax.set_ylim(*nice_limits([spreads.min() / 1.4, spreads.max() * 1.4], log=True, pad=0.0))
     ax.set_xlabel("batch size (our example plus its companions)")
     ax.set_ylabel(f"spread of example A's output\nover {t('trials')} random batches")
     ax.set_title(f"Example A's output varies less as the batch grows: spread "
@@ -368,7 +368,8 @@ def draw(section, results):
                 va="center", fontsize=10)
     lo, hi = min(0.0, *values), max(0.0, *values)
     pad = 0.18 * (hi - lo)
-    ax.set_xlim(lo - (pad if lo < 0 else 0.05 * (hi - lo)), hi + (pad if hi > 0 else 0.05 * (hi - lo)))
+    ax.set_xlim(*nice_limits([lo - (pad if lo < 0 else 0.05 * (hi - lo)),
+                              hi + (pad if hi > 0 else 0.05 * (hi - lo))], pad=0.0))
     ax.set_ylim(-0.6, 1.6)
     ax.set_xlabel(f"batch-norm output for the brighter batch's first value, {t('bright_value')}")
     ax.set_title(f"Training and prediction disagree by {t('route_gap')} on the same value",

@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from section_kit import PALETTE, format_number, import_torch, log_axis, main, new_figure  # noqa: E402
+from section_kit import PALETTE, format_number, import_torch, log_axis, main, new_figure, nice_limits  # noqa: E402
 
 # Step numbers on an axis in the house style: 1,400, not 1400.
 STEP_TICKS = FuncFormatter(lambda v, _: format_number(v, ",.0f"))
@@ -402,7 +402,7 @@ def draw(section, results):
     ax.text(STEPS, excess[-1] * 0.85, f"end: {t('final_loss', PLAIN)}", ha="right", va="top",
             fontsize=9, color=colours[PLAIN])
     ax.set_xlim(0, STEPS + 20)
-    ax.set_ylim(excess.min() * 0.6, excess.max() * 1.6)
+    ax.set_ylim(*nice_limits([excess.min() * 0.6, excess.max() * 1.6], log=True, pad=0.0))
     ax.set_xlabel("step")
     ax.xaxis.set_major_formatter(STEP_TICKS)
     ax.set_ylabel(f"loss − {t('loss_floor')} (log scale)")
@@ -427,7 +427,7 @@ def draw(section, results):
     ax.annotate(f"step {t('bad_step')}: {t('grad_norm_bad')}", (BAD_STEP, gn[bad_row]),
                 xytext=(10, -4), textcoords="offset points", fontsize=9, va="top")
     ax.set_xlim(0, STEPS + 20)
-    ax.set_ylim(gn.min() * 0.5, gn.max() * 2.0)
+    ax.set_ylim(*nice_limits([gn.min() * 0.5, gn.max() * 2.0], log=True, pad=0.0))
     ax.set_xlabel("step")
     ax.xaxis.set_major_formatter(STEP_TICKS)
     ax.set_ylabel("gradient norm (log scale)")
@@ -461,7 +461,7 @@ def draw(section, results):
             ax.annotate(label, (steps[row], div[row]), xytext=(-8, 8), textcoords="offset points",
                         ha="right", va="bottom", fontsize=9)
     ax.set_xlim(0, STEPS + 20)
-    ax.set_ylim(div.min() * 0.5, div.max() * 3.0)
+    ax.set_ylim(*nice_limits([div.min() * 0.5, div.max() * 3.0], log=True, pad=0.0))
     ax.set_xlabel("step")
     ax.xaxis.set_major_formatter(STEP_TICKS)
     ax.set_ylabel("Adam divisor, RMS of √v̂ + ε (log scale)")
@@ -488,7 +488,7 @@ def draw(section, results):
     lo, hi = losses[rest].min(), losses[rest].max()
     pad = 0.04 * (hi - lo)
     for ax in (ax_zoom, ax_rest):
-        ax.set_ylim(lo - pad, hi + pad)
+        ax.set_ylim(*nice_limits([lo - pad, hi + pad], pad=0.0))
     ax_zoom.set_xlim(ZOOM_FIRST, ZOOM_LAST)
     ax_rest.set_xlim(ZOOM_FIRST, STEPS + 20)
     ax_zoom.set_ylabel("loss")

@@ -31,7 +31,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from section_kit import (PALETTE, draw_cell_rows, format_number, import_torch, log_axis, main,  # noqa: E402
-                         new_cell_figure, new_figure)
+                         new_cell_figure, new_figure, nice_limits)
 
 # The three formats, in the order the page lists them: (quote prefix, name,
 # torch dtype attribute).
@@ -679,7 +679,7 @@ def draw_master(section, results) -> None:
                 color=PALETTE["blue"])
     lo, hi = paths["f32"].min(), max(paths["bf16"].max(), paths["f32"].max())
     pad = (hi - lo) * 0.08
-    ax.set_ylim(lo - pad, hi + pad)
+    ax.set_ylim(*nice_limits([lo - pad, hi + pad], pad=0.0))
     ax.set_xlim(0, steps[-1])
     ax.set_xlabel("updates applied")
     ax.set_ylabel("weight value")
