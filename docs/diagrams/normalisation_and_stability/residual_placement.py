@@ -609,16 +609,18 @@ def compute(section):
     # (its lowest loss at any step falls under a tenth of var(y)), where
     # without warmup it never leaves the collapse level.
     section.claim("with warmup, post-norm at 0.01 trains for a while (some step under 10% of var(y))",
-                  float(np.nanmin(losses[POST][n])) < KEEPS_TRAINING * var_y)
+                  float(np.nanmin(losses[POST][n])) < KEEPS_TRAINING * var_y,
+                  backs=("let post-norm train for a while every time",))
     # The page's own run: these hold at seed offset 0 and the prose says that
     # other seeds can differ (the seed report shows where).
     section.claim("warmup brings post-norm at 0.01 below 1e-3", scores[POST][n] < WARMUP_TARGET,
-                  every_seed=False)
+                  every_seed=False, backs=("Warmup rescued post-norm on this run, not at every seed",))
     section.claim("at lr 0.001 pre-norm ends lower than post-norm", scores[PRE][0] < scores[POST][0],
-                  every_seed=False)
+                  every_seed=False, backs=("at 0.001 pre-norm ends lower",))
     section.claim("at lr 0.003 post-norm ends lower than pre-norm", scores[POST][1] < scores[PRE][1],
-                  every_seed=False)
-    section.claim("pre-norm's loss rises with the learning rate", bool(np.all(np.diff(scores[PRE]) > 0)))
+                  every_seed=False, backs=("at 0.003 the order flips",))
+    section.claim("pre-norm's loss rises with the learning rate", bool(np.all(np.diff(scores[PRE]) > 0)),
+                  backs=("a higher rate always gave a higher final loss",))
     results.update(scores=scores, var_y=var_y)
     return results
 
