@@ -150,7 +150,7 @@ def compute(section):
     section.claim("at lr 0.01 both pre-norm runs end below both post-norm runs",
                   worst_pre < best_post,
                   f"worst pre-norm {worst_pre:.4f}, best post-norm {best_post:.4f}",
-                  backs=("ends below both post-norm runs",))
+                  backs=("end below both post-norm runs",))
     best_pre = min(final[k] for k in pre_high)
     gap = final["post_no_warmup"] - best_pre
     q("gap_post_no_warmup", gap, ".2f")
