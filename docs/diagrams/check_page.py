@@ -434,8 +434,14 @@ def collect_math(content: str, section: int, line: int, page: ParsedPage, state)
     for m in MATH_NUMBER.finditer(content):
         if any(a <= m.start() < b for a, b in covered):
             continue
-        structural = m.group() in ("0", "1", "2")
-        add_number(page, state, section, line, m.group(), structural, in_math=True)
+        token = m.group()
+        # A minus right after an opening bracket, a comma, "=" or the start is
+        # the number's sign ([−0.76, 0.5]); after anything else it subtracts.
+        before = content[:m.start()]
+        if before.endswith(("-", UNICODE_MINUS)) and re.search(r"(^|[(\[{,=])\s*$", before[:-1]):
+            token = UNICODE_MINUS + token
+        structural = token in ("0", "1", "2")
+        add_number(page, state, section, line, token, structural, in_math=True)
 
 
 def add_number(page: ParsedPage, state, section, line, raw, structural, in_math, seed_like=False) -> None:
