@@ -54,7 +54,7 @@ test-quick: $(VENV_STAMP) ## the tests without the slow ones (browser, variant r
 	@$(PY) -m pytest tests -m "not slow"
 
 golden: figures ## pin the current numbers, claims, figures and prose binding on purpose
-	@$(PY) tests/write_golden.py
+	@$(PY) tests/write_golden.py $(PAGE_ARG)
 
 robustness: $(VENV_STAMP) ## rerun every section at seed offsets 0..2 and under other numeric variants
 	@$(PY) docs/diagrams/robustness_report.py

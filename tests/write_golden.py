@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import check_page  # noqa: E402
 from check_page import GOLDEN_DIR, PageError  # noqa: E402
 from golden_record import differences, pinned_part, sha256  # noqa: E402
-from page_registry import page_config, page_packages  # noqa: E402
+from page_registry import page_config  # noqa: E402
 from run_sections import all_sections, current_hash, run_many  # noqa: E402
 
 
@@ -34,10 +34,22 @@ def load(path: Path) -> dict:
         return {}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from page_registry import PageNameError
+    from run_sections import resolve_pages
     from section_kit import write_json_atomically
 
-    scripts = all_sections()
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    parser.add_argument("--page", action="append", default=[], help="only this page (slug or package)")
+    args = parser.parse_args(argv)
+    try:
+        packages = resolve_pages([p for p in args.page if p])
+    except PageNameError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    scripts = all_sections(packages)
     records = {}
     for script in scripts:
         path = script.numbers_path
@@ -80,7 +92,7 @@ def main() -> int:
         shown = "; ".join(changes[:6]) + (f"; ... {len(changes) - 6} more" if len(changes) > 6 else "")
         print(f"{golden_path.relative_to(REPO_ROOT)}: " + (shown if changes else "unchanged"))
 
-    for package in page_packages():
+    for package in packages:
         config = page_config(package)
         try:
             binding = check_page.pinned_binding(config)

@@ -217,7 +217,7 @@ def compute(section):
     q("output_predict", out_predict, ".2f")
     q("route_gap", route_gap, ".2f")
     q("route_gap_threshold", ROUTE_GAP_THRESHOLD, ".1f")
-    section.claim("the two prediction-time routes disagree by more than 0.5",
+    section.claim(f"the two prediction-time routes disagree by more than {ROUTE_GAP_THRESHOLD:g}",
                   route_gap > ROUTE_GAP_THRESHOLD)
     section.claim("the stored statistics end close to the drawing ones (mean within 0.15, "
                   "spread within 0.1)",

@@ -221,7 +221,7 @@ def compute(section):
                   run["w"], hand["w"], rtol=1e-9, atol=1e-12)
     section.agree("torch and hand-written Adam (second moments)",
                   run["exp_avg_sq"], hand["exp_avg_sq"], rtol=1e-9, atol=1e-15)
-    section.claim("the optimiser's step count is the step number on every step",
+    section.claim(f"the optimiser's step count is the step number on every one of the {STEPS:,} steps",
                   np.array_equal(run["step"], np.tile(np.arange(1.0, STEPS + 1)[:, None], (1, 3))))
 
     w = run["w"]
@@ -323,7 +323,7 @@ def compute(section):
     final = losses[-1]
     q("final_loss", final, ".4f")  # nothing done, clipped, skipped
     q("final_tolerance", FINAL_TOLERANCE, ".3f")
-    section.claim("the clipped and skipped runs end within 0.001 of each other",
+    section.claim(f"the clipped and skipped runs end within {FINAL_TOLERANCE:g} of each other",
                   abs(final[CLIPPED] - final[SKIPPED]) < FINAL_TOLERANCE)
     section.claim("the clipped and skipped runs end below the do-nothing run",
                   final[CLIPPED] < final[PLAIN] and final[SKIPPED] < final[PLAIN])
@@ -360,7 +360,7 @@ def compute(section):
     q("clipped_divisor_rise", clipped_jump - 1, ".1%")
     section.claim("with clipping the divisor rises by under a tenth on the bad step",
                   clipped_jump - 1 < 0.1)
-    section.claim("the clipped run is within 0.001 of the do-nothing run just before the bad step",
+    section.claim(f"the clipped run is within {FINAL_TOLERANCE:g} of the do-nothing run just before the bad step",
                   abs(losses[bad_row - 1, CLIPPED] - losses[bad_row - 1, PLAIN]) < FINAL_TOLERANCE)
 
     q("zoom_first", ZOOM_FIRST, ",d")

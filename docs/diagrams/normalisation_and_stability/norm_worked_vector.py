@@ -122,7 +122,7 @@ def compute(section):
     undo_error = float(np.max(np.abs(undone - X)))
     q("undo_error", undo_error, ".0x", abs_tol=1e-15)
     q("undo_error_bound", UNDO_BOUND, ".0x")
-    section.claim("scale = spread and shift = mean undo layer norm (error below 1e-12)",
+    section.claim(f"scale = spread and shift = mean undo layer norm (error below {UNDO_BOUND:g})",
                   undo_error < UNDO_BOUND)
     # ... for this vector only: the same scale and shift on a second vector.
     second = SECOND_SCALE * X + SECOND_SHIFT

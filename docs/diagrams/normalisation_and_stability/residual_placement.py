@@ -425,7 +425,7 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     q("pre_stream_rms_end", pre48["stream_rms"][-1], ".2f")
     post_off_one = max(float(np.max(np.abs(probes[POST][d]["stream_rms"][1:] - 1))) for d in DEPTHS)
     q("rms_one_tol", RMS_ONE_TOL, power_of_ten)
-    section.claim("post-norm stream RMS is 1 (to 1e-6) after every block, at every depth",
+    section.claim(f"post-norm stream RMS is 1 (to {RMS_ONE_TOL:g}) after every block, at every depth",
                   post_off_one < RMS_ONE_TOL)
     section.claim("pre-norm stream RMS ends larger than it starts (48 blocks)",
                   pre48["stream_rms"][-1] > pre48["stream_rms"][0])
@@ -597,23 +597,23 @@ def compute(section):
     section.claim_bound("at lr 0.01, post-norm's score / pre-norm's score",
                         scores[POST][i01] / scores[PRE][i01], ">", 10, fmt="g",
                         backs=("more than ten times",))
-    section.claim("pre-norm at lr 0.01 ends far below var(y) (under 2% of it)",
+    section.claim(f"pre-norm at lr 0.01 ends far below var(y) (under {FAR_BELOW:.0%} of it)",
                   scores[PRE][i01] < FAR_BELOW * var_y)
-    section.claim("pre-norm keeps training at every lr >= 0.01 (ends under 10% of var(y))",
+    section.claim(f"pre-norm keeps training at every lr >= 0.01 (ends under {KEEPS_TRAINING:.0%} of var(y))",
                   bool(np.all(scores[PRE][high] < KEEPS_TRAINING * var_y)))
     small = [i for i, r in enumerate(RATES) if r < 0.01]
-    section.claim("at the small rates both placements train (every score under 2% of var(y))",
+    section.claim(f"at the small rates both placements train (every score under {FAR_BELOW:.0%} of var(y))",
                   bool(np.all(scores[PRE][small] < FAR_BELOW * var_y))
                   and bool(np.all(scores[POST][small] < FAR_BELOW * var_y)))
     # What warmup does at every seed: post-norm at 0.01 trains for a while
     # (its lowest loss at any step falls under a tenth of var(y)), where
     # without warmup it never leaves the collapse level.
-    section.claim("with warmup, post-norm at 0.01 trains for a while (some step under 10% of var(y))",
+    section.claim(f"with warmup, post-norm at 0.01 trains for a while (some step under {KEEPS_TRAINING:.0%} of var(y))",
                   float(np.nanmin(losses[POST][n])) < KEEPS_TRAINING * var_y,
                   backs=("let post-norm train for a while every time",))
     # The page's own run: these hold at seed offset 0 and the prose says that
     # other seeds can differ (the seed report shows where).
-    section.claim("warmup brings post-norm at 0.01 below 1e-3", scores[POST][n] < WARMUP_TARGET,
+    section.claim(f"warmup brings post-norm at 0.01 below {WARMUP_TARGET:g}", scores[POST][n] < WARMUP_TARGET,
                   every_seed=False, backs=("Warmup rescued post-norm on this run, not at every seed",))
     section.claim("at lr 0.001 pre-norm ends lower than post-norm", scores[PRE][0] < scores[POST][0],
                   every_seed=False, backs=("at 0.001 pre-norm ends lower",))

@@ -220,7 +220,7 @@ def compute(section):
     curv_std = std.lam[-1] / std.lam[0]
     q("curvature_ratio_raw", curv_raw, ",.0f")
     q("curvature_ratio_std", curv_std, ".2f")
-    section.claim("the standardised curvature ratio is below 2", curv_std < STD_CURVATURE_CEILING)
+    section.claim(f"the standardised curvature ratio is below {STD_CURVATURE_CEILING:g}", curv_std < STD_CURVATURE_CEILING)
     steep, flat = raw.V[:, -1], raw.V[:, 0]
     section.claim("the steepest raw direction is almost pure reach weight", abs(steep[REACH]) > 0.999)
     section.claim("the flattest raw direction is mostly height weight and intercept",
@@ -258,14 +258,14 @@ def compute(section):
     steps = {}
     for label, problem in (("raw", raw), ("std", std)):
         t = problem.steps_to(TARGET_EXCESS)
-        section.claim(f"{label}: the excess is below the target at the step count, not one step before",
+        section.claim(f"{label}: the excess is below the target {TARGET_EXCESS:g} at the step count, not one step before",
                       problem.excess(t) < TARGET_EXCESS <= problem.excess(t - 1))
         steps[label] = t
     q("steps_raw", steps["raw"], ",d")
     q("steps_std", steps["std"], ",d")
     q("steps_ratio", steps["raw"] / steps["std"], ",.0f")
     section.claim("raw needs tens of millions of steps", steps["raw"] >= 10_000_000)
-    section.claim("raw needs over a million times more steps than standardised",
+    section.claim(f"raw needs over {STEP_RATIO_FLOOR:,.0f} times more steps than standardised",
                   steps["raw"] > STEP_RATIO_FLOOR * steps["std"])
     # An independent route to the raw excess at t and t − 1: powers of the
     # update matrix (I − lr·H) by repeated squaring, no eigen-decomposition.
@@ -276,7 +276,7 @@ def compute(section):
         by_power.append(0.5 * e @ raw.H @ e)
     section.agree("eigen closed form and matrix powers of the raw excess near the step count",
                   raw.excess([steps["raw"] - 1, steps["raw"]]), by_power, rtol=1e-6)
-    section.claim("a real loop on the standardised problem needs the same number of steps",
+    section.claim(f"a real loop on the standardised problem needs the same number of steps to an excess below {TARGET_EXCESS:g}",
                   descend_to(std, TARGET_EXCESS) == steps["std"])
 
     # Adam, whose per-weight divisor absorbs a mismatch along the weight axes
@@ -352,7 +352,7 @@ def compute(section):
                   np.all(raw_path[:, REACH] <= first[REACH] * (1 + 1e-12)))
     section.claim("after the first raw step the height weight and intercept are below 0.1% "
                   "of their best values", np.all(np.abs(first[[HEIGHT, INTERCEPT]]) < 0.001))
-    section.claim("the raw weights settle by the end of the plotted steps",
+    section.claim(f"the raw weights are within {WEIGHT_TOL:.0%} of their best values by the end of the plotted steps",
                   np.all(np.abs(raw_path[-1, :2] - 1) < WEIGHT_TOL))
     t_std = np.arange(0, max(2 * settled, settled + 4) + 1)
     std_path = std.weights(t_std) / std.w_best
