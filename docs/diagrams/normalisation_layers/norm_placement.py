@@ -197,7 +197,7 @@ def draw(section, results):
     runs = results["runs"]
     high, low_rate = section.text("high_rate"), section.text("low_rate")
     fig = new_figure(8.0, 3.4, margins=(0.62, 0.5, 0.15, 0.3), grid=(1, 2), wspace=0.75,
-                     suptitle=f"At lr {high} pre-norm trains and post-norm does not; at lr {low_rate} they tie")
+                     suptitle=f"At lr {high} pre-norm trains and post-norm falls behind; at lr {low_rate} they tie")
     left, right = fig.subplots(1, 2, sharey=True)
     shown = {"high": ("post_no_warmup", "post_warmup", "pre_no_warmup", "pre_warmup"),
              "low": ("post_low", "pre_low")}
