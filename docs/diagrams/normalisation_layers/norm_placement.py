@@ -148,7 +148,7 @@ def compute(section):
     pre_high = ("pre_warmup", "pre_no_warmup")
     post_high = ("post_warmup", "post_no_warmup")
     worst_pre, best_post = max(final[k] for k in pre_high), min(final[k] for k in post_high)
-    section.claim("at lr 0.01 both pre-norm runs end below both post-norm runs",
+    section.claim(f"at lr {HIGH_RATE:g} both pre-norm runs end below both post-norm runs",
                   worst_pre < best_post,
                   f"worst pre-norm {worst_pre:.4f}, best post-norm {best_post:.4f}",
                   backs=("end below both post-norm runs",))
@@ -156,15 +156,15 @@ def compute(section):
     gap = final["post_no_warmup"] - best_pre
     q("gap_post_no_warmup", gap, ".2f")
     q("far_above", FAR_ABOVE, ".1f")
-    section.claim_bound("post-norm without warmup at lr 0.01 minus the better pre-norm run, "
+    section.claim_bound(f"post-norm without warmup at lr {HIGH_RATE:g} minus the better pre-norm run, "
                         "final validation loss (nats per character)", gap, ">=", FAR_ABOVE, fmt=".1f")
     warmup_gain = final["post_no_warmup"] - final["post_warmup"]
     q("warmup_gain_post", warmup_gain, ".2f")
-    section.claim("at lr 0.01 warmup lowers post-norm's final loss", warmup_gain > 0,
+    section.claim(f"at lr {HIGH_RATE:g} warmup lowers post-norm's final loss", warmup_gain > 0,
                   f"without {final['post_no_warmup']:.4f}, with {final['post_warmup']:.4f}")
     low_gap = final["pre_low"] - final["post_low"]
     q("low_gap", abs(low_gap), ".3f")
-    section.claim("at lr 0.003 post-norm ends below pre-norm", low_gap > 0,
+    section.claim(f"at lr {LOW_RATE:g} post-norm ends below pre-norm", low_gap > 0,
                   f"post {final['post_low']:.4f}, pre {final['pre_low']:.4f}", every_seed=False)
 
     # What "learned nothing" would score: the training text's character
@@ -176,7 +176,8 @@ def compute(section):
     unigram = float(-(counts / counts.sum()).log()[targets].mean())
     q("unigram_loss", unigram, ".3f")
     q("unigram_near", UNIGRAM_NEAR, ".2f")
-    section.claim_bound("|post-norm without warmup at lr 0.01 - frequencies-only loss| (nats per character)",
+    section.claim_bound(f"|post-norm without warmup at lr {HIGH_RATE:g} - frequencies-only loss| "
+                        "(nats per character)",
                         abs(final["post_no_warmup"] - unigram), "<=", UNIGRAM_NEAR, fmt=".2f",
                         every_seed=False)
 
@@ -185,11 +186,12 @@ def compute(section):
     tie = abs(final["pre_warmup"] - final["pre_no_warmup"])
     q("pre_tie", tie, ".3f")
     q("pre_tie_near", PRE_TIE, ".2f")
-    section.claim_bound("|pre-norm with warmup - pre-norm without warmup| final validation loss at lr 0.01",
+    section.claim_bound("|pre-norm with warmup - pre-norm without warmup| final validation loss "
+                        f"at lr {HIGH_RATE:g}",
                         tie, "<=", PRE_TIE, fmt=".2f")
     gap = abs(final["rms_pre_no_warmup"] - final["pre_no_warmup"])
     q("rms_gap", gap, ".3f")
-    section.claim_bound("|RMS norm - layer norm| final validation loss, lr 0.01 pre-norm without warmup",
+    section.claim_bound(f"|RMS norm - layer norm| final validation loss, lr {HIGH_RATE:g} pre-norm without warmup",
                         gap, "<=", RMS_MATCH, fmt=".2f")
     q("rms_match", RMS_MATCH, ".2f")
     return {"runs": runs, "final": final, "unigram": float(section.text("unigram_loss"))}

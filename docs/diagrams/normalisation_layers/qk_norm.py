@@ -135,7 +135,8 @@ def compute(section):
     q("question_head_dim", QUESTION_HEAD_DIM, "d")
     q("unit_gain_bound", unit_bound, "g")
     first = max(largest[(lr, True)][0] for lr in RATES)
-    section.claim("at the first step (unit gains) the QK-norm runs' largest logit is within the unit-gain bound",
+    section.claim(f"at the first step (unit gains) the QK-norm runs' largest logit is within the unit-gain "
+                  f"bound sqrt({QUESTION_HEAD_DIM}) = {unit_bound:g}",
                   first <= unit_bound, f"largest {first:.4f}, bound {unit_bound:g}")
     if section.echo:
         for (lr, qk), r in runs.items():
