@@ -57,7 +57,7 @@ golden: figures ## pin the current numbers, claims, figures and prose binding on
 	@$(PY) tests/write_golden.py $(PAGE_ARG)
 
 robustness: $(VENV_STAMP) ## rerun every section at seed offsets 0..2 and under other numeric variants
-	@$(PY) docs/diagrams/robustness_report.py
+	@$(PY) docs/diagrams/robustness_report.py $(PAGE_ARG)
 
 seeds: robustness ## the old name of make robustness
 
