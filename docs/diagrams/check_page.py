@@ -597,8 +597,9 @@ def check_page(
         for name, text in quote_texts(record["quotes"]):
             if (script, name) in used or text in in_figures:
                 continue
-            if not is_number(text) and any(text in string for string in drawn):
-                continue  # a non-numeric text such as "inf", drawn as it is
+            if not is_number(text) and (any(text in string for string in drawn)
+                                        or any(text in section_prose(page, n) for n in sections_using)):
+                continue  # a non-numeric text ("inf", a CPU's name), drawn or written as it is
             report.findings.append(Finding(
                 None,
                 f"{script}.{name} ({text}) is used nowhere: not in the prose of section "
@@ -636,20 +637,25 @@ def stale_inputs(package: str, script: str, record: dict) -> Finding | None:
     return None
 
 
+def section_prose(page: ParsedPage, number: int) -> str:
+    return " ".join(" ".join(page.text.get(number, [])).split())
+
+
 def check_backed_phrases(page: ParsedPage, config, records: dict) -> list[Finding]:
-    """Each phrase a claim backs must still be in its section's prose."""
+    """Each phrase a claim backs must still be in the prose of a section
+    that uses the claim's script."""
     findings = []
-    for number, scripts in config.SECTION_SCRIPTS.items():
-        if number not in page.sections:
+    for script in sorted({s for scripts in config.SECTION_SCRIPTS.values() for s in scripts}):
+        sections = [n for n, scripts in config.SECTION_SCRIPTS.items() if script in scripts and n in page.sections]
+        if not sections:
             continue
-        text = " ".join(" ".join(page.text.get(number, [])).split())
-        for script in scripts:
-            for claim in records.get(script, {}).get("claims", []):
-                for phrase in claim.get("backs", []):
-                    if " ".join(phrase.split()) not in text:
-                        findings.append(Finding(page.sections[number], (
-                            f"section {number} no longer says {phrase!r}, which {script}'s claim "
-                            f"\"{claim['statement']}\" backs: restore the words, or change the claim")))
+        text = " ".join(section_prose(page, n) for n in sections)
+        for claim in records.get(script, {}).get("claims", []):
+            for phrase in claim.get("backs", []):
+                if " ".join(phrase.split()) not in text:
+                    findings.append(Finding(page.sections[sections[0]], (
+                        f"section {'/'.join(map(str, sections))} no longer says {phrase!r}, which {script}'s "
+                        f"claim \"{claim['statement']}\" backs: restore the words, or change the claim")))
     return findings
 
 
