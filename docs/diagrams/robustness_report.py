@@ -77,7 +77,7 @@ def run_pinned(scripts: list[SectionScript], offsets, progress) -> dict:
 def run_variant(variant: str, pages: list[str], progress) -> dict:
     """One child process under ``variant``: every section at seed offset 0."""
     RUNS_DIR.mkdir(parents=True, exist_ok=True)
-    out = RUNS_DIR / f"{variant}.json"
+    out = RUNS_DIR / f"{variant}-{'-'.join(pages)}-{os.getpid()}.json"  # concurrent reports stay apart
     out.unlink(missing_ok=True)
     command = [sys.executable, __file__, "--worker", str(out)] + [a for p in pages for a in ("--page", p)]
     start = time.perf_counter()
@@ -87,13 +87,17 @@ def run_variant(variant: str, pages: list[str], progress) -> dict:
         raise SystemExit(f"error: the run under variant {variant} failed:\n{done.stdout}")
     progress(f"variant {variant}: done ({time.perf_counter() - start:.1f} s)")
     records = json.loads(out.read_text(encoding="utf-8"))
+    out.unlink()
     return {(name, (variant, 0)): r for name, r in records.items()}
 
 
 def worker(out: Path, pages: list[str]) -> int:
     """In the child: run every section at seed 0 under this process's variant."""
     scripts = all_sections(pages)
-    results = run_many([(s, 0, False, None, False, None) for s in scripts])
+    # With several torch threads per process, one section at a time keeps the
+    # threads from fighting over the two cores (sections fork pools of their own).
+    workers = 1 if int(os.environ.get("TORCH_NUM_THREADS", "1")) > 1 else None
+    results = run_many([(s, 0, False, None, False, None) for s in scripts], workers)
     records = {r["script"].name: {k: v for k, v in r.items() if k != "script"} for r in results}
     out.write_text(json.dumps(records), encoding="utf-8")
     return 0
@@ -191,9 +195,15 @@ def quote_elements(records: dict, runs: list) -> list[tuple[str, dict, dict, boo
 
 
 def spread(values: list[float]) -> str:
-    if all(v == values[0] for v in values):
-        return "same at every seed"
-    return f"{statistics.fmean(values):.4g} ± {statistics.pstdev(values):.2g}"
+    """Mean ± sd over the seeds where the quote exists (a quote can exist only
+    when a run survives, or only when it diverges)."""
+    present = [v for v in values if v == v]  # NaN marks a seed without the quote
+    if not present:
+        return "missing"
+    over = "" if len(present) == len(values) else f" (over {len(present)} of {len(values)} seeds)"
+    if all(v == present[0] for v in present):
+        return ("same at every seed" if not over else f"{present[0]:.4g}{over}")
+    return f"{statistics.fmean(present):.4g} ± {statistics.pstdev(present):.2g}{over}"
 
 
 def page_report(package: str, runs: list, results: dict) -> tuple[str, list[str]]:
