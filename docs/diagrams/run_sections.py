@@ -247,7 +247,8 @@ def _child(job: tuple, connection) -> None:
         connection.close()
 
 
-def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None) -> list[dict]:
+def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
+             remember_times: bool = False) -> list[dict]:
     """Run jobs in forked workers, about ``workers`` at a time, longest (by
     the last run's times) first; results come back in job order.
 
@@ -257,7 +258,9 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None) ->
     After each stage the longest section now ready starts even if every
     worker is busy: it is the critical path, and the parent is blocked while
     it imports. ``announce(event, job, result)`` is called with "start" and
-    "end" as it happens.
+    "end" as it happens. ``remember_times`` keeps the times for the next
+    run's order (the page's own runs only: the tests' reduced runs and the
+    robustness report's variants would mislead it).
     """
     import multiprocessing
     import multiprocessing.connection
@@ -340,8 +343,9 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None) ->
             for _, process in running.values():
                 process.join(timeout=10)
 
-    times.update({r["script"].name: round(r["seconds"], 3) for r in results if r and r["ok"]})
-    save_times(times)
+    if remember_times:
+        times.update({r["script"].name: round(r["seconds"], 3) for r in results if r and r["ok"]})
+        save_times(times)
     return results
 
 
@@ -491,7 +495,7 @@ def run_and_report(chosen: list[tuple[SectionScript, str]], jobs_wanted: int | N
             first = result["error"].strip().splitlines()
             print(f"[{at:6.1f} s] FAILED {name:<{width}}  {first[-1] if first else ''}", flush=True)
 
-    results = run_many(jobs, jobs_wanted, announce=announce)
+    results = run_many(jobs, jobs_wanted, announce=announce, remember_times=True)
     failed = [r for r in results if not r["ok"]]
     for r in failed:
         print(f"\n{r['script'].page}/{r['script'].name} failed; its committed numbers are now stale "
