@@ -455,7 +455,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no section script named {', '.join(unknown)} (have: {', '.join(sorted(known))})")
 
     die_with_parent()
+    # Both set explicitly: a process started with SIGINT ignored (a background
+    # job, some CI shells) would otherwise not stop its workers on Ctrl-C.
     signal.signal(signal.SIGTERM, _interrupted)
+    signal.signal(signal.SIGINT, _interrupted)
     try:
         with one_run_at_a_time():
             for tmp in remove_leftover_temp_files(sorted({s.page for s in scripts})):
