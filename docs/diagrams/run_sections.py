@@ -297,6 +297,7 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
         running = {}
 
         def start(i: int) -> None:
+            _check_stop()
             pending.remove(i)
             receive, send = context.Pipe(duplex=False)
             # Not daemonic: a section may fork workers of its own.
@@ -334,9 +335,11 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
                     collect(receive)
                 start_ready(level, force_one=True)
             while pending or running:
+                _check_stop()
                 start_ready(top_level, force_one=False)
-                for receive in multiprocessing.connection.wait(list(running)):
+                for receive in multiprocessing.connection.wait(list(running), timeout=0.5):
                     collect(receive)
+            _check_stop()
         finally:  # on an interrupt, stop every worker; they remove their temp files
             for _, process in running.values():
                 process.terminate()
@@ -365,8 +368,19 @@ def die_with_parent() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
+_STOP = {"signal": None}  # set by the handler: an exception raised at a bad moment can be swallowed
+
+
 def _interrupted(signum, frame):
+    _STOP["signal"] = signum
     raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _check_stop() -> None:
+    """Raise the interrupt again if the handler's exception was swallowed
+    (e.g. raised inside a fork handler of the standard library)."""
+    if _STOP["signal"] is not None:
+        raise KeyboardInterrupt(f"signal {_STOP['signal']}")
 
 
 @contextlib.contextmanager
