@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 
-from conftest import REPO_ROOT
 from golden_record import DECADE_SLACK, agreement_decades
 from run_sections import current_hash
 

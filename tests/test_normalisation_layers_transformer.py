@@ -30,7 +30,7 @@ from normalisation_layers.language_training import (  # noqa: E402
     learning_rate, train_language_model, warmup_steps)
 from normalisation_layers.norms import LayerNorm, RMSNorm  # noqa: E402
 from normalisation_layers.transformer import (  # noqa: E402
-    Attention, Block, LanguageModel, SwiGLU, build_language_model, rotary)
+    Attention, Block, SwiGLU, build_language_model, rotary)
 
 SPEC_SDIST_SHA256 = "f393d09d07ea4d0e19957838046b3601ad09e0a5bd1c5ad0454240eacff393be"
 
