@@ -45,7 +45,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 import numeric_env
 import section_inputs
-from page_registry import PageNameError, package_for_page, page_config, page_packages
+from page_registry import PageNameError, package_for_page, page_config, page_packages, rel_path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DIAGRAMS_DIR = REPO_ROOT / "docs" / "diagrams"
@@ -199,11 +199,7 @@ def validate_record(record, path: Path, hint: str) -> dict:
     return record
 
 
-def rel(path: Path) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(REPO_ROOT))
-    except ValueError:
-        return str(path)
+rel = rel_path  # the one repo-relative form of a path in messages
 
 
 # ---------------------------------------------------------------------------

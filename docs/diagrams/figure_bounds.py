@@ -36,7 +36,6 @@ from matplotlib.figure import Figure, SubFigure
 from matplotlib.legend import Legend
 from matplotlib.patches import Patch
 from matplotlib.spines import Spine
-from matplotlib.table import Table
 from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Bbox
 

@@ -16,10 +16,19 @@ import sys
 from pathlib import Path
 
 DIAGRAMS_DIR = Path(__file__).resolve().parent
+REPO_ROOT = DIAGRAMS_DIR.parents[1]
 
 
 class PageNameError(ValueError):
     """A name that is not a registered page."""
+
+
+def rel_path(path) -> str:
+    """A path as messages show it: relative to the repository when inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
 
 
 def page_packages() -> list[str]:

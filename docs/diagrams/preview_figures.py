@@ -21,7 +21,7 @@ DIAGRAMS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = DIAGRAMS_DIR.parents[1]
 sys.path.insert(0, str(DIAGRAMS_DIR))
 
-from page_registry import page_config, page_packages  # noqa: E402  (light)
+from page_registry import page_config, page_packages, rel_path  # noqa: E402  (light)
 
 FIGURES_DIR = REPO_ROOT / "figures"
 PREVIEW_DIR = REPO_ROOT / "build" / "preview"
@@ -30,11 +30,7 @@ WIDTH = 1000  # pixels: about a page's width on screen
 EXIT_FAILED, EXIT_BAD_INPUT = 1, 2
 
 
-def rel(path: Path) -> str:
-    try:
-        return str(path.relative_to(REPO_ROOT))
-    except ValueError:
-        return str(path)
+rel = rel_path
 
 
 def page_folders(names: list[str]) -> list[Path]:

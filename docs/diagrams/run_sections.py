@@ -113,10 +113,6 @@ def current_hash(script: SectionScript) -> str | None:
         return None
 
 
-def is_stale(script: SectionScript) -> bool:
-    return stale_reason(script) is not None
-
-
 # ---------------------------------------------------------------------------
 # Workers.
 

@@ -50,7 +50,7 @@ from matplotlib.ticker import (  # noqa: E402
 import numpy as np  # noqa: E402
 
 from figure_bounds import FigureBoundsError, check_figure_fits  # noqa: E402
-from page_registry import page_config  # noqa: E402  (re-exported for the runner)
+from page_registry import page_config, rel_path  # noqa: E402  (re-exported for the runner)
 import section_inputs  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -509,17 +509,6 @@ class Section:
         )
         return self.claim(f"{what} agree within {bound or 'exactly'}", holds, f"largest gap {gap:.3g}")
 
-    def agreement_gaps(self) -> dict[str, int]:
-        """Per agreement claim, the decade of its largest gap (log10, floored,
-        gaps below 1e-18 as -18): the golden record pins it, so a cross-check
-        quietly moved to a coarser dtype is caught even within tolerance."""
-        gaps = {}
-        for c in self.claims:
-            if c.detail.startswith("largest gap "):
-                gap = float(c.detail.removeprefix("largest gap "))
-                gaps[c.statement] = math.floor(math.log10(max(gap, 1e-18)))
-        return gaps
-
     # -- figures -------------------------------------------------------------
     @property
     def figure_dir(self) -> Path:
@@ -799,13 +788,6 @@ def main(module_name: str) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
-
-
-def rel_path(path: Path) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(REPO_ROOT))
-    except ValueError:
-        return str(path)
 
 
 # ---------------------------------------------------------------------------

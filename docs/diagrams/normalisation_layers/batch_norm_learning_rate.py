@@ -36,6 +36,21 @@ def rate_key(rate: float) -> str:
     return f"{rate:g}".replace(".", "_")
 
 
+def quote_accuracies(q, runs: dict, network: str, key: str, rates) -> np.ndarray:
+    """Register each run's accuracy (or the step it diverged at) under
+    ``<key>_accuracy_<rate>``; returns the accuracies, NaN where it diverged."""
+    acc = []
+    for rate in rates:
+        res = runs[network, rate]
+        if res["diverged_at"] is None:
+            q(f"{key}_accuracy_{rate_key(rate)}", res["accuracy"], ".3f")
+            acc.append(res["accuracy"])
+        else:
+            q(f"{key}_diverged_step_{rate_key(rate)}", res["diverged_at"], "d")
+            acc.append(np.nan)
+    return np.array(acc)
+
+
 def compute(section):
     torch = import_torch()
     q = section.quote
@@ -70,17 +85,7 @@ def compute(section):
     accuracies = {}
     for network in NETWORKS:
         key = "plain" if network == "plain" else "bn"
-        acc = []
-        for rate in RATES:
-            res = runs[network, rate]
-            if res["diverged_at"] is None:
-                q(f"{key}_accuracy_{rate_key(rate)}", res["accuracy"], ".3f")
-                acc.append(res["accuracy"])
-            else:
-                q(f"{key}_diverged_step_{rate_key(rate)}", res["diverged_at"], "d")
-                acc.append(np.nan)
-        acc = np.array(acc)
-        accuracies[network] = acc
+        acc = accuracies[network] = quote_accuracies(q, runs, network, key, RATES)
         survived = [r for r, a in zip(RATES, acc) if np.isfinite(a)]
         best = int(np.nanargmax(acc))
         q(f"{key}_best_accuracy", acc[best], ".3f")

@@ -19,7 +19,8 @@ from section_kit import (  # first: it pins the numeric environment before numpy
 import numpy as np  # noqa: E402
 
 from normalisation_layers import mlp  # noqa: E402
-from normalisation_layers.batch_norm_learning_rate import REDUCED_STEPS, STEPS, TRAINS, rate_key  # noqa: E402
+from normalisation_layers.batch_norm_learning_rate import (  # noqa: E402
+    REDUCED_STEPS, STEPS, TRAINS, quote_accuracies, rate_key)
 
 RATES = (0.1, 0.3)
 NETWORKS = mlp.NETWORKS  # plain, batch norm, shifted batch norm
@@ -57,17 +58,7 @@ def compute(section):
     q("shift_step_change", shift_size(section), ".2f")
     accuracies = {}
     for network in NETWORKS:
-        key = KEYS[network]
-        acc = []
-        for rate in RATES:
-            res = runs[network, rate]
-            if res["diverged_at"] is None:
-                q(f"{key}_accuracy_{rate_key(rate)}", res["accuracy"], ".3f")
-                acc.append(res["accuracy"])
-            else:
-                q(f"{key}_diverged_step_{rate_key(rate)}", res["diverged_at"], "d")
-                acc.append(np.nan)
-        accuracies[network] = np.array(acc)
+        accuracies[network] = quote_accuracies(q, runs, network, KEYS[network], RATES)
     plain, bn, shifted = (accuracies[n] for n in NETWORKS)
     where = [r for r, p, s in zip(RATES, plain, shifted) if not np.isfinite(p) and s > TRAINS]
     section.claim(f"the shifted network reaches validation accuracy above {TRAINS:g} at a rate where "

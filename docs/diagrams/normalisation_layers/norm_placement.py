@@ -24,7 +24,6 @@ if __package__ in (None, ""):  # run as a script: make the shared module importa
 from section_kit import (  # first: it pins the numeric environment before numpy and torch load
     PALETTE, import_torch, main, new_figure, nice_limits, process_pool)
 
-import numpy as np  # noqa: E402
 
 from normalisation_layers.build_corpus import CORPUS_CHARACTERS, PLAYS  # noqa: E402
 from normalisation_layers.language_data import (  # noqa: E402
