@@ -120,3 +120,77 @@ def test_a_second_run_waits_for_the_first(tmp_path):
         for process in (first, second):
             process.send_signal(signal.SIGINT)
             process.communicate(timeout=60)
+
+
+SLEEPY_PAGE = {
+    "__init__.py": '''"""A scratch page whose one section keeps a process pool busy."""
+PAGE = "sleepy-page"
+PAGE_FILE = "docs/sleepy-page.md"
+SECTION_SCRIPTS = {1: ("sleepy",)}
+''',
+    "sleepy.py": '''"""A section whose pool workers outlive a stuck shutdown unless killed."""
+import sys, time
+from pathlib import Path
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from section_kit import main, process_pool
+
+
+def nap(seconds):
+    print("worker napping", flush=True)
+    time.sleep(seconds)
+    return seconds
+
+
+def compute(section):
+    with process_pool(2) as pool:
+        pool.map(nap, [120, 120])
+    section.quote("nap", 120, "d")
+    return {}
+
+
+def draw(section, results):
+    pass
+''',
+}
+
+
+def processes_under(path: Path) -> list[str]:
+    """Command lines of live processes started from files under ``path``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = next(line for line in (proc / "status").read_text().splitlines() if line.startswith("State"))
+        except (OSError, StopIteration):
+            continue
+        if str(path) in cmdline and "Z" not in state.split()[1]:
+            found.append(f"{proc.name}: {cmdline}")
+    return found
+
+
+@pytest.mark.parametrize("how", ["interrupt", "kill"])
+def test_no_pool_worker_outlives_the_run(tmp_path, how):
+    """A section's own pool workers stop with the run, whether it is
+    interrupted or killed outright (no orphan keeps computing or writing)."""
+    copy = scratch_copy(tmp_path)
+    package = copy / "docs" / "diagrams" / "sleepy_page"
+    package.mkdir()
+    for name, text in SLEEPY_PAGE.items():
+        (package / name).write_text(text, encoding="utf-8")
+    process = runner(copy, "--all", "--page", "sleepy-page")
+    wait_for(process, "start")
+    time.sleep(3)  # the pool is up and its workers asleep
+    if how == "interrupt":
+        process.send_signal(signal.SIGINT)
+    else:
+        process.kill()
+    process.communicate(timeout=60)
+    deadline = time.monotonic() + 15
+    while (left := processes_under(copy)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for line in left:
+        os.kill(int(line.split(":")[0]), signal.SIGKILL)
+    assert not left, "processes outlived the run:\n" + "\n".join(left)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
-import ctypes
 import fcntl
 import io
 import json
@@ -102,6 +101,12 @@ def stale_reason(script: SectionScript) -> str | None:
     except section_inputs.InputError:
         return "its script does not parse"  # rerun, to report the error
     return None if current == recorded else "inputs changed"
+
+
+def runs_alone(script: SectionScript) -> bool:
+    """A section its page lists in TIMED_SECTIONS: it measures the machine's
+    speed, so nothing else may run beside it."""
+    return script.name in getattr(page_config(script.package), "TIMED_SECTIONS", ())
 
 
 def current_hash(script: SectionScript) -> str | None:
@@ -235,6 +240,7 @@ def save_times(times: dict[str, float]) -> None:
 def _child(job: tuple, connection) -> None:
     signal.signal(signal.SIGTERM, _terminate_quietly)
     signal.signal(signal.SIGINT, _terminate_quietly)
+    die_with_parent()
     try:
         connection.send(_work(job))
     except KeyboardInterrupt:
@@ -341,6 +347,9 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
                 process.terminate()
             for _, process in running.values():
                 process.join(timeout=10)
+                if process.is_alive():  # stuck (e.g. in its own pool's shutdown): its workers die with it
+                    process.kill()
+                    process.join()
 
     if remember_times:
         times.update({r["script"].name: round(r["seconds"], 3) for r in results if r and r["ok"]})
@@ -353,15 +362,11 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
 
 
 def die_with_parent() -> None:
-    """Linux: get SIGTERM when the parent (make) dies, so killing make stops
-    the run instead of leaving it writing for another minute."""
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() == 1:  # the parent is already gone
-        os.kill(os.getpid(), signal.SIGTERM)
+    """Get SIGTERM when the parent (make) dies, so killing make stops the run
+    instead of leaving it writing for another minute."""
+    import section_kit
+
+    section_kit.terminate_with_parent()
 
 
 _STOP = {"signal": None}  # set by the handler: an exception raised at a bad moment can be swallowed
@@ -508,7 +513,15 @@ def run_and_report(chosen: list[tuple[SectionScript, str]], jobs_wanted: int | N
             first = result["error"].strip().splitlines()
             print(f"[{at:6.1f} s] FAILED {name:<{width}}  {first[-1] if first else ''}", flush=True)
 
-    results = run_many(jobs, jobs_wanted, announce=announce, remember_times=True)
+    # A section that times the machine runs alone, after the others: a
+    # neighbour on the other core would slow its timings.
+    alone = [i for i, job in enumerate(jobs) if runs_alone(job[0])]
+    shared = [i for i in range(len(jobs)) if i not in alone]
+    results: list[dict] = [None] * len(jobs)  # type: ignore[list-item]
+    for group, workers in ((shared, jobs_wanted), (alone, 1)):
+        done = run_many([jobs[i] for i in group], workers, announce=announce, remember_times=True)
+        for i, result in zip(group, done):
+            results[i] = result
     failed = [r for r in results if not r["ok"]]
     for r in failed:
         print(f"\n{r['script'].page}/{r['script'].name} failed; its committed numbers are now stale "

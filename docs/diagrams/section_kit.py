@@ -665,11 +665,28 @@ def process_pool(processes: int = 2):
 
 def _default_signals() -> None:
     """A pool worker stops quietly when its pool is terminated (the runner's
-    own workers turn SIGTERM into an exception, which would print here)."""
+    own workers turn SIGTERM into an exception, which would print here), and
+    when its section's process dies without terminating it."""
     import signal
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    terminate_with_parent()
+
+
+def terminate_with_parent() -> None:
+    """Linux: this process gets SIGTERM when its parent dies (PR_SET_PDEATHSIG),
+    so no worker outlives an interrupted run; elsewhere, nothing."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent is already gone
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 # ---------------------------------------------------------------------------
