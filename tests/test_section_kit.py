@@ -196,3 +196,18 @@ def test_measurements_are_kept_for_the_same_inputs(tmp_path, monkeypatch):
     fresh = Section(page="demo", name="timing", inputs_hash="abc")
     section_kit.keep_measurements(fresh)
     assert fresh.quote("ms", 9.9, ".1f", measured=True) == "9.9"
+
+
+def test_page_registry_edits_leave_sections_current_but_code_does_not(tmp_path, monkeypatch):
+    """The registry in a page's __init__ (which script serves which section,
+    the checker's patterns) decides no number; any other code there does."""
+    import section_inputs
+
+    init = tmp_path / "__init__.py"
+    init.write_text('"""Doc."""\nPAGE = "p"\nSECTION_SCRIPTS = {1: ("a",)}\n', encoding="utf-8")
+    before = section_inputs._init_content(init)
+    init.write_text('"""Other doc."""\n# a comment\nPAGE = "p"\nSECTION_SCRIPTS = {1: ("a",), 2: ("b",)}\n'
+                    'STRUCTURAL = (r"x",)\n', encoding="utf-8")
+    assert section_inputs._init_content(init) == before
+    init.write_text('"""Doc."""\nPAGE = "p"\nSECTION_SCRIPTS = {1: ("a",)}\nSCALE = 2.0\n', encoding="utf-8")
+    assert section_inputs._init_content(init) != before

@@ -5,9 +5,10 @@ numbers file records; file times do not matter (a fresh clone reruns
 nothing). The inputs: the section script; the modules of its page package it
 imports, transitively (models, training loops); data files it declares in a
 module-level ``INPUTS = ("corpus/plays.txt.xz", ...)`` (paths relative to the
-package); the page package's ``__init__``; the shared machinery; the pins in
-requirements.txt of the packages that compute or draw (numpy, scipy,
-matplotlib, torch); and the numeric environment (see numeric_env).
+package); the page package's ``__init__`` apart from its registry
+(REGISTRY_NAMES); the shared machinery; the pins in requirements.txt of the
+packages that compute or draw (numpy, scipy, matplotlib, torch); and the
+numeric environment (see numeric_env).
 
 Light on purpose (ast and hashlib only): the page check and `make figures`
 with nothing to do must stay instant.
@@ -102,6 +103,26 @@ def section_inputs(package: str, name: str) -> list[Path]:
     return sorted(files)
 
 
+# The page registry's names in a page package's __init__: which script serves
+# which section and how the checker, the runner and the report treat it.
+# They decide no number, so editing them leaves every section current.
+REGISTRY_NAMES = frozenset({
+    "PAGE", "PAGE_FILE", "SECTION_SCRIPTS", "EXTRA_SCRIPTS", "SHARED_QUOTES", "STRUCTURAL",
+    "TIMED_SECTIONS", "TORCH_ONLY_SECTIONS", "DERIVED_SECTIONS",
+})
+
+
+def _init_content(path: Path) -> bytes:
+    """What of a page's __init__ can decide a number: its code without the
+    docstring, the comments and the registry's assignments."""
+    body = [node for node in _parse(path).body
+            if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+            and not (isinstance(node, (ast.Assign, ast.AnnAssign))
+                     and {getattr(t, "id", None) for t in getattr(node, "targets", [getattr(node, "target", None)])}
+                     <= REGISTRY_NAMES)]
+    return ast.dump(ast.Module(body=body, type_ignores=[])).encode()
+
+
 def result_pins() -> str:
     """The requirements.txt lines of the packages that compute or draw."""
     pattern = re.compile(rf"^({'|'.join(RESULT_PACKAGES)})\s*==", re.I)
@@ -118,7 +139,8 @@ def inputs_hash(package: str, name: str, variant: str | None = None) -> str:
     digest = hashlib.sha256()
     for path in section_inputs(package, name):
         digest.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+        content = _init_content(path) if path.name == "__init__.py" else path.read_bytes()
+        digest.update(hashlib.sha256(content).digest())
     digest.update(result_pins().encode() + b"\0")
     digest.update(numeric_env.fingerprint(variant).encode())
     return digest.hexdigest()
