@@ -15,8 +15,8 @@ import pytest
 import numeric_env
 from conftest import REPO_ROOT
 from page_registry import page_config, page_packages
-from robustness_report import HASH_LINE, report_path
-from run_sections import all_sections, current_hash
+from robustness_report import HASH_LINE, data_path, experiment_sections, report_path
+from run_sections import current_hash
 
 HASH = re.compile(HASH_LINE.format(section=r"(?P<section>\w+)", hash=r"(?P<hash>[0-9a-f]+|None)"))
 
@@ -30,8 +30,10 @@ def read_report(package: str) -> str:
 @pytest.mark.parametrize("package", page_packages())
 def test_report_is_current_for_every_section(package):
     recorded = {m["section"]: m["hash"] for m in HASH.finditer(read_report(package))}
-    stale = [s.name for s in all_sections([package]) if recorded.get(s.name) != current_hash(s)]
+    stale = [s.name for s in experiment_sections([package]) if recorded.get(s.name) != current_hash(s)]
     assert not stale, f"the robustness report is stale for {', '.join(stale)}: run `make robustness`"
+    data = json.loads(data_path(page_config(package).PAGE).read_text(encoding="utf-8"))
+    assert data["inputs"] == recorded, "the report's data and its Markdown come from different runs"
 
 
 @pytest.mark.parametrize("package", page_packages())
@@ -81,3 +83,65 @@ def test_chaotic_section_under_another_variant_keeps_claims_and_rounded_texts():
             if a != b and element not in allowed:
                 moved.append(f"{element}: {a} -> {b}")
     assert not moved, "texts changed under another variant but the report calls them stable:\n" + "\n".join(moved)
+
+
+RUN_REDUCED = """
+import json, sys
+sys.path.insert(0, {diagrams!r})
+import section_kit
+records = {{}}
+for name in {sections!r}:
+    module = section_kit.section_module({package!r}, name)
+    section = section_kit.run_section(module, figures=False, write=False, reduced=True,
+                                      raise_on_failed_claims=False)
+    records[name] = {{"quotes": {{k: q["value"] for k, q in section.record()["quotes"].items()
+                                 if not q.get("measured")}},
+                      "claims": [(c["statement"], c["holds"]) for c in section.record()["claims"]]}}
+print(json.dumps(records))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("package", [p for p in page_packages()
+                                     if getattr(page_config(p), "TORCH_ONLY_SECTIONS", ())])
+def test_openblas_variants_cannot_change_torch_only_sections(package):
+    """The report skips the OpenBLAS-only variants for the sections a page
+    lists as torch-only; here their reduced runs (the same code paths) give
+    exactly the same values under those variants as under the pin."""
+    from robustness_report import openblas_only
+
+    sections = list(page_config(package).TORCH_ONLY_SECTIONS)
+    code = RUN_REDUCED.format(diagrams=str(REPO_ROOT / "docs" / "diagrams"), package=package, sections=sections)
+    chosen = [numeric_env.PINNED] + [v for v in numeric_env.VARIANTS if openblas_only(v)]
+    assert len(chosen) > 1
+    children = {v: subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env={**os.environ, numeric_env.VARIANT_ENV: v})
+                for v in chosen}
+    outputs = {v: child.communicate(timeout=300) for v, child in children.items()}
+    for v, (out, err) in outputs.items():
+        assert children[v].returncode == 0, f"{v}: {err}"
+    records = {v: json.loads(out.strip().splitlines()[-1]) for v, (out, _) in outputs.items()}
+    pinned = records[numeric_env.PINNED]
+    for v in chosen[1:]:
+        changed = [f"{s}.{k}" for s in sections for k, value in pinned[s]["quotes"].items()
+                   if records[v][s]["quotes"][k] != value]
+        assert not changed, f"under {v} these torch-only quotes changed: {', '.join(changed)}"
+        assert all(records[v][s]["claims"] == pinned[s]["claims"] for s in sections)
+
+
+def test_a_finished_run_is_kept_for_its_inputs_only(tmp_path, monkeypatch):
+    """An interrupted report loses no finished run; a run of older inputs is
+    never reused, and a failed run is not kept."""
+    import robustness_report
+
+    script = experiment_sections([page_packages()[0]])[0]
+    monkeypatch.setattr(robustness_report, "CACHE_DIR", tmp_path)
+    run = ("torch-default", 0)
+    result = {"script": script, "ok": True, "record": {"quotes": {}}, "error": None, "seconds": 1.0}
+    robustness_report.keep_result(script, run, result)
+    assert robustness_report.cached_result(script, run)["record"] == {"quotes": {}}
+    assert robustness_report.cached_result(script, ("torch-default", 1)) is None
+    monkeypatch.setattr(robustness_report, "current_hash", lambda s: "other inputs")
+    assert robustness_report.cached_result(script, run) is None
+    robustness_report.keep_result(script, ("pinned", 2), {**result, "ok": False})
+    assert not robustness_report.cache_path(script, ("pinned", 2)).exists()
