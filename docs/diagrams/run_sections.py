@@ -250,7 +250,7 @@ def _child(job: tuple, connection) -> None:
 
 
 def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
-             remember_times: bool = False) -> list[dict]:
+             remember_times: bool = False, isolate: bool = False) -> list[dict]:
     """Run jobs in forked workers, about ``workers`` at a time, longest (by
     the last run's times) first; results come back in job order.
 
@@ -262,7 +262,11 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
     it imports. ``announce(event, job, result)`` is called with "start" and
     "end" as it happens. ``remember_times`` keeps the times for the next
     run's order (the page's own runs only: the tests' reduced runs and the
-    robustness report's variants would mislead it).
+    robustness report's variants would mislead it). With one worker the jobs
+    run in this process, unless ``isolate``: then each still gets a forked
+    process of its own (with several torch threads, a section that forks its
+    own pool after another section used those threads in the same process
+    hangs: OpenMP's threads do not survive a fork).
     """
     import multiprocessing
     import multiprocessing.connection
@@ -286,7 +290,7 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
     level_of = {i: needs(jobs[i][0]) for i in pending}
     top_level = max(level_of.values())
 
-    if workers == 1:
+    if workers == 1 and not isolate:
         prepare(top_level)
         for i in pending:
             if announce:
