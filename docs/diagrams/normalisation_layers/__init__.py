@@ -19,7 +19,33 @@ SECTION_SCRIPTS = {
     4: ("covariate_shift",),
     5: ("loss_smoothness",),
     6: ("layer_norm_batch",),
+    7: ("norm_placement",),
+    8: ("norm_placement", "rms_norm_speed"),
+    9: ("qk_norm",),
+    10: ("across_seeds", "covariate_shift", "norm_placement", "qk_norm"),  # the table's run settings
+    11: (),  # diverged branches: prose, every fact from the reading list
+    12: (),  # recap: words only
+    13: ("layer_norm_batch", "norm_placement", "qk_norm"),  # check your understanding
+    14: (),  # further reading
 }
+
+# Sections computed from the robustness report's data rather than from an
+# experiment: the report does not rerun them (it would read its own output).
+DERIVED_SECTIONS = ("across_seeds",)
+
+# Sections that time the machine: `make figures` runs them alone, after the
+# others, so no neighbour on the other core slows their timings.
+TIMED_SECTIONS = ("rms_norm_speed",)
+
+# Sections whose numbers come from torch alone (numpy only formats and plots
+# them). Torch does its arithmetic in its own kernels and MKL, never in
+# OpenBLAS, so the OpenBLAS variants of the robustness report cannot change
+# them and it does not rerun them there; tests/test_robustness_report.py
+# checks that on their reduced runs.
+TORCH_ONLY_SECTIONS = (
+    "batch_norm_learning_rate", "covariate_shift", "layer_norm_batch", "loss_smoothness",
+    "norm_placement", "qk_norm", "rms_norm_speed",
+)
 
 # Quotes any section may use besides its own: "<script>.<quote>".
 SHARED_QUOTES: tuple[str, ...] = (
@@ -30,16 +56,31 @@ SHARED_QUOTES: tuple[str, ...] = (
     "batch_norm_learning_rate.plain_best_accuracy",
     "layer_norm_batch.bn_change",
     "layer_norm_batch.ln_change",
+    "norm_placement.layers",
+    "norm_placement.high_rate",
+    "norm_placement.final_pre_no_warmup",
+    "norm_placement.final_post_no_warmup",
+    "norm_placement.rms_gap",
+    "qk_norm.rates",
+    "qk_norm.largest_plain",
+    "qk_norm.largest_qk",
 )
 
 # Structural numbers that are not results, as regular expressions matched
 # against the prose around a number (the number itself is group "n").
 STRUCTURAL = (
-    r"[Ss]ections? (?P<n>[1-9])\b",
+    r"[Ss]ections? (?P<n>[1-9][0-9]?)\b",
+    r"[Ss]ections (?:[1-9], )*[1-9] and (?P<n>[1-9][0-9]?)\b",
     r"first page's section (?P<n>[1-9])\b",
     # The year of a cited paper: "(Ioffe and Szegedy, 2015)", "Bjorck et al. (2018)".
     r"(?:[A-Z][A-Za-z]+|al\.),? \(?(?P<n>(?:19|20)\d\d)\)?",
     r"^(?P<n>(?:19|20)\d\d)$",  # the year column of the lineage table
     r"GPT-(?P<n>2)\b",  # model names, not results
     r"ViT-(?P<n>22)B\b",
+    # Names and titles in the reading list: "Gemma 2", "OLMo 2", "22 Billion", "the 2020s".
+    r"\b(?:Gemma|OLMo) (?P<n>2)\b",
+    r"\b(?P<n>2) OLMo 2\b",
+    r"\((?P<n>(?:19|20)\d\d)\)",  # a year in the reading list: "Szegedy, C. (2015)"
+    r"\b(?P<n>22) [Bb]illion\b",
+    r"\bthe (?P<n>20[0-9]0)s\b",
 )

@@ -118,6 +118,9 @@ def compute(section):
     return {"median": median, "times": times}
 
 
+NO_FIGURES = "the timings are measurements: a figure's bytes must not depend on them"
+
+
 def draw(section, results):
     """No figure: the timings are measurements, and a figure's bytes must
     not depend on them. The page gives them in a table."""

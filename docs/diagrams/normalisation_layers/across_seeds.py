@@ -1,0 +1,136 @@
+"""Section 10, "Across three seeds": the page's headline results at seed
+offsets 0, 1 and 2, and under the other numeric kernels at seed 0, read from
+the robustness report's data (figures/normalisation-layers/robustness.json,
+written by `make robustness`). No experiment of its own: it tabulates, per
+run, the page's value (seed 0), the other two seeds, their mean ± standard
+deviation and the range under the other kernels, and asserts what the
+section's prose says about which comparisons held everywhere.
+
+Because this section reads the report, the report does not run it
+(DERIVED_SECTIONS in the package); `make figures` reruns it whenever the
+report's data change.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the shared module importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from section_kit import main  # noqa: E402  (first: pins the numeric environment)
+
+INPUTS = ("../../../figures/normalisation-layers/robustness.json",)
+REPORT_DATA = Path(__file__).resolve().parent / INPUTS[0]
+SEEDS = ("seed 0", "seed 1", "seed 2")
+TWO_THREADS = "torch-two-threads"
+LOW_RATE_ORDER = "at lr 0.003 post-norm ends below pre-norm"  # norm_placement's page-run claim
+
+# (row key, page section, section script, quote element): the runs the table shows.
+ROWS = (
+    ("plain_best", 3, "batch_norm_learning_rate", "plain_best_accuracy"),
+    ("bn_best", 3, "batch_norm_learning_rate", "bn_best_accuracy"),
+    ("shift_cost_low", 4, "covariate_shift", "shift_cost[0]"),
+    ("shift_cost_high", 4, "covariate_shift", "shift_cost[1]"),
+    ("smoothness_ratio", 5, "loss_smoothness", "median_ratio"),
+    ("bn_change", 6, "layer_norm_batch", "bn_change"),
+    ("post_low", 7, "norm_placement", "final_post_low"),
+    ("pre_low", 7, "norm_placement", "final_pre_low"),
+    ("post_warmup", 7, "norm_placement", "final_post_warmup"),
+    ("post_no_warmup", 7, "norm_placement", "final_post_no_warmup"),
+    ("pre_warmup", 7, "norm_placement", "final_pre_warmup"),
+    ("pre_no_warmup", 7, "norm_placement", "final_pre_no_warmup"),
+    ("rms_pre_no_warmup", 8, "norm_placement", "final_rms_pre_no_warmup"),
+    ("logit_plain_low", 9, "qk_norm", "largest_plain[0]"),
+    ("logit_plain_mid", 9, "qk_norm", "largest_plain[1]"),
+    ("logit_plain_high", 9, "qk_norm", "largest_plain[2]"),
+    ("logit_qk_low", 9, "qk_norm", "largest_qk[0]"),
+    ("logit_qk_mid", 9, "qk_norm", "largest_qk[1]"),
+    ("logit_qk_high", 9, "qk_norm", "largest_qk[2]"),
+    ("loss_plain_high", 9, "qk_norm", "final_plain[2]"),
+    ("loss_qk_high", 9, "qk_norm", "final_qk[2]"),
+)
+
+
+def text_format(text: str) -> str:
+    """The format spec that writes a value as the page writes this quote:
+    the same number of decimals, and thousands separators if it has them."""
+    decimals = len(text.split(".", 1)[1]) if "." in text else 0
+    return ("," if "," in text else "") + f".{decimals}f"
+
+
+def load_report() -> dict:
+    try:
+        data = json.loads(REPORT_DATA.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SystemExit(f"{REPORT_DATA.name} is missing: run `make robustness PAGE=normalisation-layers`") from None
+    return data["sections"]
+
+
+def compute(section):
+    q = section.quote
+    sections = load_report()
+    rows = []
+    for key, number, script, element in ROWS:
+        quote = sections[script]["quotes"][element]
+        runs = sections[script]["runs"]
+        fmt = text_format(quote["text"]["seed 0"])
+        seeds = [quote["value"][s] for s in SEEDS]
+        kernels = [quote["value"][r] for r in runs if r not in SEEDS[1:]]  # the page's run and the variants
+        q(f"{key}_seeds", seeds, fmt)
+        q(f"{key}_mean", statistics.fmean(seeds), fmt)
+        q(f"{key}_sd", statistics.pstdev(seeds), fmt)
+        rows.append((key, number, q(f"{key}_kernels", (min(kernels), max(kernels)), fmt)))
+    q("seed_count", len(SEEDS), "d")
+    # Which rows the other kernels moved, for the prose.
+    moved = [key for key, _, (low, high) in rows if low != high]
+    q("rows", len(rows), "d")
+    q("rows_moved", len(moved), "d")
+    if section.echo:
+        print("moved by other kernels at the printed precision:", ", ".join(moved) or "none")
+    threads_moved = [f"{script}.{element}" for script, data in sections.items()
+                     for element, quote in data["quotes"].items()
+                     if not quote["measured"] and TWO_THREADS in quote["text"]
+                     and quote["text"][TWO_THREADS] != quote["text"]["seed 0"]]
+    section.claim(f"no printed quote of the page changed under {TWO_THREADS}", not threads_moved,
+                  ", ".join(threads_moved), backs=("Two torch threads changed no printed number",))
+
+    # The claims of every experiment section, over every run the report made.
+    every, page_only, page_only_elsewhere = 0, 0, []
+    for script, data in sections.items():
+        for claim in data["claims"]:
+            held = claim["holds"]
+            if claim["every_seed"]:
+                every += 1
+                section.claim(f"{script}: '{claim['statement']}' held in every run of the report",
+                              all(held.values()), f"{held}")
+            else:
+                page_only += 1
+                at_seed_0 = [v for r, v in held.items() if r not in SEEDS[1:]]  # the page's run and the variants
+                section.claim(f"{script}: '{claim['statement']}' held at seed 0 under every kernel",
+                              all(at_seed_0), f"{held}")
+                if not all(held.values()):
+                    page_only_elsewhere.append(f"{script}: {claim['statement']}")
+    q("every_seed_claims", every, "d")
+    q("page_run_claims", page_only, "d")
+    q("page_run_claims_failed_elsewhere", len(page_only_elsewhere), "d")
+    section.claim(f"the one page-run claim that failed at another seed is norm_placement's '{LOW_RATE_ORDER}'",
+                  page_only_elsewhere == [f"norm_placement: {LOW_RATE_ORDER}"], "; ".join(page_only_elsewhere),
+                  backs=("which placement leads at the lower rate",))
+    if section.echo:
+        print("page-run claims that failed at another seed:", *page_only_elsewhere, sep="\n  ")
+    return {}
+
+
+NO_FIGURES = "the section is a table"
+
+
+def draw(section, results):
+    """No figure: the section is a table."""
+
+
+if __name__ == "__main__":
+    main(__name__)
