@@ -711,6 +711,12 @@ def test_page_fits_a_500px_screen(loaded, doc):
 def test_page_folded_answers_and_tabs_work(loaded, page):
     view = loaded(page)
     assert not view.interactions, f"{page}:\n" + "\n".join(view.interactions)
+    # As many as the Markdown asks for: the check above cannot pass on a page that lost them.
+    source = (DOCS / f"{page}.md").read_text(encoding="utf-8")
+    wanted = {"dropdowns": len(re.findall(r"^:{3,}\{dropdown\}", source, re.M)),
+              "tabSets": len(re.findall(r"^:{3,}\{tab-set\}", source, re.M))}
+    shown = {key: view.state[key] for key in wanted}
+    assert shown == wanted, f"{page}: rendered {shown}, the Markdown has {wanted}"
 
 
 @pytest.mark.parametrize("doc", SCREENSHOTS)

@@ -8,11 +8,11 @@ For every registered page it times:
   - the author's loop: one section rerun (`run_sections.py <section>`), then
     the page check (`check_page.py <slug>`);
 and, for the whole project, `make figures` with nothing changed, `make check`
-and, with --with-tests, `make test` (slow: about a minute and a half a run).
+and `make test` (about a minute and a half; --no-tests skips it).
 
-Each result is the median wall time of --repeats runs (default 3), printed as
-soon as it is measured, with its budget beside it; a one-line summary ends
-the run. Exit status 1 when a budget is missed or a command fails.
+Each result is the median wall time of --repeats runs (default 3; a command
+whose first run takes over a minute runs once), printed as soon as it is
+measured, with its budget beside it; a one-line summary ends the run. Exit status 1 when a budget is missed or a command fails.
 
 The cold regenerations and the author's loop rewrite the page's figures and
 numbers in place, with identical bytes when the scripts are unchanged; run
@@ -45,6 +45,7 @@ PAGE_COLD_BUDGETS = {  # page slug -> (seconds, what the budget is)
 NOTHING_CHANGED_BUDGET = (0.3, "0.3 s: instant")
 CHECK_BUDGET = (1.0, "under 1 s")
 TEST_BUDGET = (120.0, "under 120 s, all pages")
+LONG_RUN = 60.0  # a measurement whose first run takes longer is not repeated
 
 # The child `make`s must not inherit the flags of a `make bench` that started
 # us (`make -B bench` would turn "nothing changed" into a full rerun), nor a
@@ -94,6 +95,9 @@ class Bench:
             print(f"  ({what.strip()}: {self.repeats} run(s), each a while)", flush=True)
         runs, note = [], ""
         for _ in range(self.repeats):
+            if runs and runs[0] > LONG_RUN:  # a minute or more: one run says enough
+                note = f"1 run: over {LONG_RUN:.0f} s, not repeated"
+                break
             start = time.perf_counter()
             done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, env=self.env)
             runs.append(time.perf_counter() - start)
@@ -136,7 +140,7 @@ def first_section(package: str, names: list[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="runs per measurement; the median is shown (default 3)")
-    parser.add_argument("--with-tests", action="store_true", help="also time `make test` (about 1.5 min a run)")
+    parser.add_argument("--no-tests", action="store_true", help="do not time `make test` (about 1.5 min)")
     parser.add_argument("--loop-section", metavar="NAME",
                         help="the section the author's loop reruns (default: each page's first section)")
     args = parser.parse_args(argv)
@@ -191,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         bench.measure(f"  rerun {section}, then check {slug}", ["sh", "-c", loop],
                       ok_codes=(0, 1))
     bench.measure("  make check", ["make", "-s", "check"], budget=CHECK_BUDGET, ok_codes=(0, 1))
-    if args.with_tests:
+    if not args.no_tests:
         bench.measure("  make test", ["make", "-s", "test"], budget=TEST_BUDGET, announce=True)
 
     results = bench.results
@@ -205,8 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         summary += "; MISSED: " + ", ".join(f"{r.what.strip()} {r.seconds:.2f} s > {r.budget[0]:g} s" for r in missed)
     if failed:
         summary += "; FAILED: " + ", ".join(r.what.strip() for r in failed)
-    if not args.with_tests:
-        summary += "; make test not timed (add --with-tests)"
+    if args.no_tests:
+        summary += "; make test not timed (--no-tests)"
     print(summary, flush=True)
     return 1 if missed or failed else 0
 
