@@ -92,8 +92,8 @@ class Bench:
                 announce: bool = False) -> Result:
         """Run ``command`` --repeats times, print one line with the median."""
         if announce:  # a long one: say it has started
-            print(f"  ({what.strip()}: {self.repeats} run(s), each a while)", flush=True)
-        runs, note = [], ""
+            print(f"  ({what.strip()}: up to {self.repeats} run(s), each a while)", flush=True)
+        runs, note, result = [], "", None
         for _ in range(self.repeats):
             if runs and runs[0] > LONG_RUN:  # a minute or more: one run says enough
                 note = f"1 run: over {LONG_RUN:.0f} s, not repeated"
@@ -111,7 +111,7 @@ class Bench:
                 note = f"exit {code}: the page check found mismatches; timed anyway"
             if expect is not None and expect not in done.stdout:
                 note = f"did not print {expect!r}: something was stale, so this is not the no-op time"
-        else:
+        if result is None:  # no failure
             result = Result(what, statistics.median(runs), runs, budget, note)
         self.report(result)
         return result
