@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import ctypes
 import fcntl
 import io
 import json
@@ -366,11 +367,17 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
 
 
 def die_with_parent() -> None:
-    """Get SIGTERM when the parent (make) dies, so killing make stops the run
-    instead of leaving it writing for another minute."""
-    import section_kit
-
-    section_kit.terminate_with_parent()
+    """Linux: get SIGTERM when the parent (make, or the runner for a worker)
+    dies, so killing it stops the run instead of leaving it writing. The same
+    as section_kit.terminate_with_parent, kept here so that `make figures`
+    with nothing to do does not import section_kit (matplotlib: half a second)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent is already gone
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 _STOP = {"signal": None}  # set by the handler: an exception raised at a bad moment can be swallowed

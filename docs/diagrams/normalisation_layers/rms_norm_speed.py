@@ -85,10 +85,19 @@ def compute(section):
     section.agree("hand-written and torch RMS norm outputs", made["hand_rms"](x).detach(),
                   made["torch_rms"](x).detach(), atol=1e-5)
 
-    start = time.process_time()
-    times = time_norms(section, config["shape"], config["passes"], config["repetitions"])
-    section.progress(f"timing done in {time.process_time() - start:.1f} s CPU", force=True)
-    median = {name: statistics.median(t) for name, t in times.items()}
+    kept = {name: section.kept_measurements.get(f"ms_{name}") for name in variants(torch)}
+    if all(kept.values()):
+        # `make -B figures` with these very inputs: the page quotes the committed
+        # measurements, so the claims test those too, and nothing is timed again
+        # (REMEASURE=1 times afresh).
+        times = None
+        median = {name: q["value"] / 1e3 for name, q in kept.items()}
+        section.progress("timings kept from the committed numbers (same inputs)", force=True)
+    else:
+        start = time.process_time()
+        times = time_norms(section, config["shape"], config["passes"], config["repetitions"])
+        section.progress(f"timing done in {time.process_time() - start:.1f} s CPU", force=True)
+        median = {name: statistics.median(t) for name, t in times.items()}
 
     q("shape", config["shape"], "d")
     q("norm_layers", LAYERS, "d")
