@@ -30,7 +30,11 @@ from normalisation_layers.norms import LayerNorm, RMSNorm  # noqa: E402
 
 SHAPE, LAYERS = (32, 128, 512), 4
 PASSES, REPETITIONS = 30, 5
-REDUCED = {"shape": (2, 8, 512), "passes": 3, "repetitions": 2}
+# The reduced run (make test) asserts the same claims, so its timings must be
+# long enough for scheduler noise not to flip them: at (2, 8, 512) with 3 passes
+# a loaded machine measured the hand RMS ratio at 1.25, under its bound; at
+# (8, 64, 512) with 5 passes its least was 1.97 over 40 loaded runs.
+REDUCED = {"shape": (8, 64, 512), "passes": 5, "repetitions": 3}
 FULL = {"shape": SHAPE, "passes": PASSES, "repetitions": REPETITIONS}
 INPUT_SEED = 0
 # Claims, with margins meant to hold on a busy machine (measured ratios are
