@@ -89,46 +89,54 @@ RUN_REDUCED = """
 import json, sys
 sys.path.insert(0, {diagrams!r})
 import section_kit
-records = {{}}
-for name in {sections!r}:
-    module = section_kit.section_module({package!r}, name)
-    section = section_kit.run_section(module, figures=False, write=False, reduced=True,
-                                      raise_on_failed_claims=False)
-    records[name] = {{"quotes": {{k: q["value"] for k, q in section.record()["quotes"].items()
-                                 if not q.get("measured")}},
-                      "claims": [(c["statement"], c["holds"]) for c in section.record()["claims"]]}}
-print(json.dumps(records))
+print(json.dumps({{name: section_kit.run_section(section_kit.section_module({package!r}, name), figures=False,
+                                                 write=False, reduced=True, raise_on_failed_claims=False).record()
+                  for name in {sections!r}}}))
 """
+
+
+def deterministic_part(record: dict) -> dict:
+    """What no OpenBLAS kernel may change in a torch-only section: its quotes
+    that are not measurements, and its claims' words and results (compared
+    after a JSON round trip, as the children's records make one)."""
+    return json.loads(json.dumps({
+        "quotes": {k: q["value"] for k, q in record["quotes"].items() if not q.get("measured")},
+        "claims": [(c["statement"], c["holds"]) for c in record["claims"]]}))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("package", [p for p in page_packages()
                                      if getattr(page_config(p), "TORCH_ONLY_SECTIONS", ())])
-def test_openblas_variants_cannot_change_torch_only_sections(package):
+def test_openblas_variants_cannot_change_torch_only_sections(package, regenerated):
     """The report skips the OpenBLAS-only variants for the sections a page
     lists as torch-only; here their reduced runs (the same code paths) give
-    exactly the same values under those variants as under the pin."""
+    exactly the same values under those variants as the session's pinned
+    runs (reused, not rerun: this test is among the slowest)."""
     from robustness_report import openblas_only
 
     sections = list(page_config(package).TORCH_ONLY_SECTIONS)
+    # the session ran each heavy section reduced, as the children do; a light
+    # one has no reduced configuration, so its full run is the same run
+    assert all(regenerated[s].get()["reduced"] == regenerated[s].get()["heavy"] for s in sections)
+    pinned = {s: deterministic_part(regenerated[s].get()) for s in sections}
+    assert all(pinned[s]["claims"] for s in sections), "a torch-only section with no claims compares nothing"
     code = RUN_REDUCED.format(diagrams=str(REPO_ROOT / "docs" / "diagrams"), package=package, sections=sections)
-    chosen = [numeric_env.PINNED] + [v for v in numeric_env.VARIANTS if openblas_only(v)]
-    assert len(chosen) > 1
+    variants = [v for v in numeric_env.VARIANTS if openblas_only(v)]
+    assert variants
     children = {v: subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, env={**os.environ, numeric_env.VARIANT_ENV: v})
-                for v in chosen}
+                for v in variants}
     outputs = {v: child.communicate(timeout=300) for v, child in children.items()}
     for v, (out, err) in outputs.items():
         assert children[v].returncode == 0, f"{v}: {err}"
-    records = {v: json.loads(out.strip().splitlines()[-1]) for v, (out, _) in outputs.items()}
-    pinned = records[numeric_env.PINNED]
-    for v in chosen[1:]:
+        records = json.loads(out.strip().splitlines()[-1])
+        fresh = {s: deterministic_part(records[s]) for s in sections}
         changed = [f"{s}.{k}" for s in sections for k, value in pinned[s]["quotes"].items()
-                   if records[v][s]["quotes"][k] != value]
+                   if fresh[s]["quotes"].get(k) != value]
         assert not changed, f"under {v} these torch-only quotes changed: {', '.join(changed)}"
         moved = [f"{s}: {a} -> {b}" for s in sections
-                 for a, b in zip(pinned[s]["claims"], records[v][s]["claims"]) if a != b]
-        assert not moved and all(len(records[v][s]["claims"]) == len(pinned[s]["claims"]) for s in sections), \
+                 for a, b in zip(pinned[s]["claims"], fresh[s]["claims"]) if a != b]
+        assert not moved and all(len(fresh[s]["claims"]) == len(pinned[s]["claims"]) for s in sections), \
             f"under {v} these torch-only claims changed:\n" + "\n".join(moved)
 
 
