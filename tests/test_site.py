@@ -18,8 +18,8 @@ file in docs/ but the index), never named here. For every page:
   minimum width and scrolls sideways inside itself instead;
 - folded answers ({dropdown}) open and close, and every tab of a tab set shows
   its own content and hides the others;
-- screenshots are saved to build/test-artifacts/: <page>-desktop.png (1280 px),
-  <page>-narrow.png (500 px) and <page>-dark.png (dark theme, at half scale),
+- screenshots are saved to build/test-artifacts/: <page>-desktop.jpg (1280 px),
+  <page>-narrow.jpg (500 px) and <page>-dark.jpg (dark theme, at half scale),
   whole pages top to bottom, and <page>-summary.json (formulas typeset,
   figures, dropdowns, tab sets, page width at 500 px).
 
@@ -455,7 +455,8 @@ PAGE_HEIGHT = "return Math.ceil(Math.max(document.body.scrollHeight, document.do
 
 
 def _screenshot(driver, target: Path, width: int, scale: float = 1.0) -> None:
-    """The whole page at `width` CSS px, top to bottom, as a PNG (at `scale`)."""
+    """The whole page at `width` CSS px, top to bottom, as a JPEG (at `scale`):
+    encoding a page-long PNG took seconds of every `make test`."""
     # From the top, nothing focused: furo's phone header and "back to top"
     # button follow the scroll position, and a focused control shows a ring.
     driver.execute_async_script("""
@@ -465,7 +466,7 @@ def _screenshot(driver, target: Path, width: int, scale: float = 1.0) -> None:
         requestAnimationFrame(() => setTimeout(done, 150));""")
     height = driver.execute_script(PAGE_HEIGHT)
     shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
-        "format": "png", "captureBeyondViewport": True, "fromSurface": True,
+        "format": "jpeg", "quality": 85, "captureBeyondViewport": True, "fromSurface": True,
         "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": scale}})
     target.write_bytes(base64.b64decode(shot["data"]))
     assert target.stat().st_size > 10_000, f"{target} is suspiciously small"
@@ -483,19 +484,19 @@ class _Loaded:
         self.state = driver.execute_script(READ_PAGE)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         if screenshots:
-            _screenshot(driver, ARTIFACTS / f"{self.name}-desktop.png", DESKTOP_WIDTH)
+            _screenshot(driver, ARTIFACTS / f"{self.name}-desktop.jpg", DESKTOP_WIDTH)
         self.interactions = _exercise_dropdowns_and_tabs(driver)
         _set_viewport(driver, NARROW_WIDTH)
         driver.execute_script("window.scrollTo(0, 0)")
         self.narrow = driver.execute_script(READ_NARROW)
         if screenshots:
-            _screenshot(driver, ARTIFACTS / f"{self.name}-narrow.png", NARROW_WIDTH)
+            _screenshot(driver, ARTIFACTS / f"{self.name}-narrow.jpg", NARROW_WIDTH)
         _set_viewport(driver, DESKTOP_WIDTH)
         if screenshots:
             driver.execute_script("document.body.dataset.theme = 'dark';")
             # At half scale: it shows how the figures sit on the dark theme,
             # and a whole page at full scale takes seconds to encode.
-            _screenshot(driver, ARTIFACTS / f"{self.name}-dark.png", DESKTOP_WIDTH, scale=0.5)
+            _screenshot(driver, ARTIFACTS / f"{self.name}-dark.jpg", DESKTOP_WIDTH, scale=0.5)
             driver.execute_script("document.body.dataset.theme = 'auto';")
         self.console = driver.get_log("browser")
         if screenshots:  # what the screenshots show, in numbers, beside them
@@ -721,8 +722,8 @@ def test_page_folded_answers_and_tabs_work(loaded, page):
 
 @pytest.mark.parametrize("doc", SCREENSHOTS)
 def test_page_screenshots_saved(loaded, doc):
-    """build/test-artifacts/<page>-{desktop,narrow,dark}.png: look at them."""
+    """build/test-artifacts/<page>-{desktop,narrow,dark}.jpg: look at them."""
     view = loaded(doc)
     for kind in ("desktop", "narrow", "dark"):
-        path = ARTIFACTS / f"{view.name}-{kind}.png"
+        path = ARTIFACTS / f"{view.name}-{kind}.jpg"
         assert path.is_file() and path.stat().st_size > 10_000, f"{path} missing or empty"
