@@ -618,6 +618,8 @@ def refuse_other_runs(record: dict, path: Path) -> None:
                 f"numeric variant {variant}" if variant != numeric_env.PINNED else "the reduced test configuration")
         raise PageError(f"{rel(path)}: made at {what}, not by the page's own run; the page must not quote "
                         "it: run `make -B figures` to remake the page's run")
+    if why := numeric_env.foreign(record):
+        raise PageError(f"{rel(path)}: {why}")
 
 
 def stale_inputs(package: str, script: str, record: dict) -> Finding | None:

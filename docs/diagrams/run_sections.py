@@ -84,19 +84,33 @@ def inputs_of(script: SectionScript) -> list[Path]:
 
 
 def recorded_hash(script: SectionScript) -> str | None:
-    """The inputs hash the committed numbers file records (None: no usable file)."""
+    """The inputs hash the committed numbers file records (None: no usable
+    file, or one made where the numeric pin did not hold, see
+    numeric_env.foreign, so it reruns here)."""
     try:
         record = json.loads(script.numbers_path.read_text(encoding="utf-8"))
-        return record.get("inputs_hash") if isinstance(record, dict) else None
     except (OSError, ValueError):
         return None
+    if not isinstance(record, dict) or numeric_env.foreign(record):
+        return None
+    return record.get("inputs_hash")
+
+
+def foreign_numbers(script: SectionScript) -> bool:
+    try:
+        return bool(numeric_env.foreign(json.loads(script.numbers_path.read_text(encoding="utf-8"))))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def stale_reason(script: SectionScript) -> str | None:
     """Why the section must rerun, or None when its numbers are current."""
     recorded = recorded_hash(script)
     if recorded is None:
-        return "no numbers yet" if not script.numbers_path.exists() else "its numbers record no inputs hash"
+        if not script.numbers_path.exists():
+            return "no numbers yet"
+        return "its numbers were made where the numeric pin did not hold" if foreign_numbers(script) \
+            else "its numbers record no inputs hash"
     try:
         current = section_inputs.inputs_hash(script.package, script.name, numeric_env.PINNED)
     except section_inputs.InputError:
