@@ -6,34 +6,52 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.requirements-installed
+# Every package of .venv, transitive ones included, pinned with hashes;
+# `make lock` writes it from the direct requirements in requirements.txt.
+LOCK := requirements.lock
 PAGE ?=
 PAGE_ARG := $(if $(PAGE),--page $(PAGE))
 # `make -B` means "rerun every section", not only the stale ones.
 RUN_WHICH := $(if $(findstring B,$(firstword -$(MAKEFLAGS))),--all,--stale)
 
 .DEFAULT_GOAL := all
-.PHONY: all help figures check fix test test-quick golden seeds robustness bench docs clean venv preview
+.PHONY: all help figures check fix test test-quick golden seeds robustness bench docs clean venv preview lock
 
 all: figures check ## figures, then check
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  make \1\t/' | expand -t 22
 
-venv: $(VENV_STAMP) ## create .venv from requirements.txt (first time: a few minutes, about 1.4 GB)
+venv: $(VENV_STAMP) ## create .venv from requirements.lock (first time: a few minutes, about 1.4 GB)
 
-# The virtual environment is made on first use and updated when the pins
-# change (the test keeps `make -B` from reinstalling what is already there).
-$(VENV_STAMP): requirements.txt
-	@if [ requirements.txt -nt $@ ] || [ ! -x $(PY) ]; then \
+# The virtual environment is made on first use and updated when the lock
+# changes (the test keeps `make -B` from reinstalling what is already there).
+# pip, not another installer: torch==2.13.0+cpu comes from the machine's local
+# wheel folder, which pip's configuration names. The lock's hashes make pip
+# check every file (--require-hashes is implied).
+$(VENV_STAMP): $(LOCK)
+	@if [ $(LOCK) -nt $@ ] || [ ! -x $(PY) ]; then \
 	  set -e; \
 	  test -x $(PY) || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }; \
-	  echo "installing requirements.txt into $(VENV): about 2 minutes and 1.4 GB the first time (torch is most of it)"; \
-	  { $(PY) -m pip install --disable-pip-version-check -r requirements.txt 2>&1; echo $$? > $(VENV)/.pip-status; } \
+	  echo "installing $(LOCK) into $(VENV): about 2 minutes and 1.4 GB the first time (torch is most of it)"; \
+	  { $(PY) -m pip install --disable-pip-version-check -r $(LOCK) 2>&1; echo $$? > $(VENV)/.pip-status; } \
 	    | grep --line-buffered -v 'is ignored: it is neither a file nor a directory' || true; \
-	  test "$$(cat $(VENV)/.pip-status)" = 0 || { echo "error: pip could not install requirements.txt into $(VENV): see its output above" >&2; exit 1; }; \
+	  test "$$(cat $(VENV)/.pip-status)" = 0 || { echo "error: pip could not install $(LOCK) into $(VENV): see its output above" >&2; exit 1; }; \
 	  touch $@; \
 	  echo "$(VENV) is ready"; \
 	fi
+
+# pip-compile (pip-tools, itself locked) resolves requirements.txt with pip's
+# own resolver and configuration, so it finds the local torch wheel. It keeps
+# every pin the lock already has that still fits (add a package: only it and
+# its new dependencies are added); `make lock UPGRADE=1` re-resolves all.
+lock: $(VENV_STAMP) ## write requirements.lock from requirements.txt (then make venv installs it)
+	@{ CUSTOM_COMPILE_COMMAND="make lock" $(PY) -m piptools compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+	    --no-emit-index-url --no-emit-find-links $(if $(UPGRADE),--upgrade) \
+	    --output-file $(LOCK) requirements.txt 2>&1; echo $$? > $(VENV)/.lock-status; } \
+	  | grep --line-buffered -v 'is ignored: it is neither a file nor a directory' || true
+	@test "$$(cat $(VENV)/.lock-status)" = 0 || { echo "error: pip-compile could not lock requirements.txt: see its output above" >&2; exit 1; }
+	@echo "wrote $(LOCK) ($$(grep -c '^[a-z0-9].*==' $(LOCK)) packages); \`make venv\` installs it"
 
 # One runner for every page: it reruns only the sections whose inputs' content
 # changed (see docs/diagrams/run_sections.py), so the target is always run and
