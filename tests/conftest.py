@@ -7,6 +7,12 @@ compared byte for byte with the golden hashes). A heavy section (one with a
 reduced configuration, see Section.choose) runs its reduced configuration:
 a handful of steps through the same code, pinned in the golden record, while
 its committed full-run numbers are checked for currency by content hash.
+
+On a machine that cannot honour the numeric pin (numeric_env.can_honour_pin)
+the bit-level checks, raw values at tight tolerance and SVG bytes, cannot
+hold: they skip with one reason naming the machine (skip_bit_level), and the
+texts are compared only for the quotes the robustness report found stable
+under every numeric variant (rounding_stable). Everything else still runs.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "docs" / "diagrams"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import numeric_env  # noqa: E402
 import section_kit  # noqa: E402,F401  (pins the numeric environment before numpy loads)
 from check_page import GOLDEN_DIR  # noqa: E402,F401  (the tests' golden record)
 from page_registry import page_config  # noqa: E402
@@ -28,6 +35,31 @@ from run_sections import all_sections, current_hash, run_many  # noqa: E402
 
 SECTIONS = all_sections()
 SECTION_IDS = [s.name for s in SECTIONS]
+PIN_HOLDS = numeric_env.can_honour_pin()
+# One reason for every bit-level skip, so the summary names the machine once.
+BIT_LEVEL_SKIP = (f"bit-level check (raw values at tight tolerance, SVG bytes, the pin itself): this machine "
+                  f"({numeric_env.machine_name()}) cannot honour the numeric pin")
+
+
+def skip_bit_level() -> None:
+    """Skip a check that only holds under the pinned kernels, here."""
+    if not PIN_HOLDS:
+        pytest.skip(BIT_LEVEL_SKIP)
+
+
+def rounding_stable(run: "SectionRun", name: str) -> bool:
+    """Whether a quote's text can be compared on this machine: anywhere under
+    the pin; elsewhere only if the robustness report found its text the same
+    at seed 0 under every numeric variant (a quote it does not list is not)."""
+    if PIN_HOLDS:
+        return True
+    path = run.committed_dir / "robustness.json"
+    try:
+        texts = json.loads(path.read_text(encoding="utf-8"))["sections"][run.name]["quotes"][name]["text"]
+    except (OSError, ValueError, KeyError):
+        return False
+    at_seed_zero = [text for label, text in texts.items() if label == "seed 0" or not label.startswith("seed ")]
+    return len(at_seed_zero) > 1 and all(text == at_seed_zero[0] for text in at_seed_zero)
 
 
 class SectionRun:
