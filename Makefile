@@ -12,7 +12,7 @@ PAGE_ARG := $(if $(PAGE),--page $(PAGE))
 RUN_WHICH := $(if $(findstring B,$(firstword -$(MAKEFLAGS))),--all,--stale)
 
 .DEFAULT_GOAL := all
-.PHONY: all help figures check fix test test-quick golden seeds robustness bench docs clean venv preview
+.PHONY: all help figures check fix lint test test-quick golden seeds robustness bench docs clean venv preview new-page remove-page
 
 all: figures check ## figures, then check
 
@@ -47,7 +47,11 @@ check: $(VENV_STAMP) ## every number in the pages' prose against the printed num
 fix: $(VENV_STAMP) ## rewrite the stale numbers make check found (unambiguous ones)
 	@$(PY) docs/diagrams/check_page.py --fix $(PAGE)
 
-test: $(VENV_STAMP) ## the whole test suite (what CI runs)
+# Rules and why: pyproject.toml. make test runs it too (tests/test_lint.py).
+lint: $(VENV_STAMP) ## ruff over docs/ and tests/: unused or undefined names, silent zip truncation
+	@$(VENV)/bin/ruff check --no-cache .
+
+test: $(VENV_STAMP) ## the whole test suite, lint included (what CI runs)
 	@$(PY) -m pytest tests
 
 test-quick: $(VENV_STAMP) ## the tests without the slow ones (browser, variant rerun, mutations)

@@ -12,19 +12,17 @@ its committed full-run numbers are checked for currency by content hash.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT / "docs" / "diagrams"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import section_kit  # noqa: F401  (pins the numeric environment before numpy loads)
+from check_page import GOLDEN_DIR
+from page_registry import page_config
+from run_sections import all_sections, current_hash, run_many
 
-import section_kit  # noqa: E402,F401  (pins the numeric environment before numpy loads)
-from check_page import GOLDEN_DIR  # noqa: E402,F401  (the tests' golden record)
-from page_registry import page_config  # noqa: E402
-from run_sections import all_sections, current_hash, run_many  # noqa: E402
+# docs/diagrams and tests are on sys.path through pyproject.toml's pythonpath.
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 SECTIONS = all_sections()
 SECTION_IDS = [s.name for s in SECTIONS]
@@ -84,7 +82,7 @@ def regenerated(tmp_path_factory) -> dict[str, SectionRun]:
         page_out = out / page_config(script.package).PAGE
         jobs.append((script, 0, True, str(page_out), True, current_hash(script), heavy))
     results = run_many(jobs)
-    return {job[0].name: SectionRun(job[0], r, out, job[6]) for job, r in zip(jobs, results)}
+    return {job[0].name: SectionRun(job[0], r, out, job[6]) for job, r in zip(jobs, results, strict=True)}
 
 
 @pytest.fixture(params=SECTIONS, ids=SECTION_IDS)

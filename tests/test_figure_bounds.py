@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import io
-import sys
 import time
-from pathlib import Path
 
 import pytest
 from matplotlib.figure import Figure
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "diagrams"))
-from figure_bounds import check_figure_fits  # noqa: E402
+from figure_bounds import check_figure_fits
 
 
 def _saved(fig: Figure) -> bytes:

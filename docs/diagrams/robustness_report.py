@@ -176,7 +176,7 @@ def run_pinned(scripts: list[SectionScript], offsets, progress) -> dict:
             progress(f"{job[0].name} at seed offset {job[1]}: "
                      + ("done" if result["ok"] else "ERROR") + f" ({result['seconds']:.1f} s)")
 
-    for job, r in zip(jobs, run_many(jobs, announce=announce)):
+    for job, r in zip(jobs, run_many(jobs, announce=announce), strict=True):
         results[(job[0].name, (numeric_env.PINNED, job[1]))] = r
     return results
 
@@ -253,7 +253,7 @@ def worker(out: Path, pages: list[str], names: list[str]) -> int:
 # Reporting.
 
 
-def claim_cell(claim: dict | None, statement: str, must_hold: bool) -> tuple[str, bool]:
+def claim_cell(claim: dict | None, must_hold: bool) -> tuple[str, bool]:
     """(cell text, is a failure)."""
     if claim is None:
         return "**missing**", True
@@ -302,7 +302,7 @@ def section_report(script: SectionScript, runs: list[tuple[str, int]], results: 
                 continue
             other = by_statement[run].get(claim["statement"])
             must = every_seed or run[1] == 0
-            cell, failed = claim_cell(other, claim["statement"], must)
+            cell, failed = claim_cell(other, must)
             cells.append(cell)
             if failed:
                 failures.append(f"{name}: {claim['statement']} "

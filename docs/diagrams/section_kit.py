@@ -249,7 +249,7 @@ class Quote:
         if isinstance(self.text, list):
             return [
                 (f"{self.name}[{i}]", v, t)
-                for i, (v, t) in enumerate(zip(self.value, self.text))
+                for i, (v, t) in enumerate(zip(self.value, self.text, strict=True))
             ]
         return [(self.name, self.value, self.text)]
 
@@ -292,10 +292,26 @@ def power_of_two(value: float) -> str:
     return "2" + superscript(exponent - 1)
 
 
+# Fixed-point and percent specs, which get thousands separators ("1,234.50"),
+# and the general spec ("g", ".3g"), whose e-notation becomes the house form.
+FIXED = re.compile(r"^,?(?P<spec>(?:\.\d+)?[f%])$")
+GENERAL = re.compile(r"^,?(?:\.(?P<precision>\d+))?g$")
+
+
+def general(value: float, precision: str | None = None) -> str:
+    """Python's "g" (shortest of fixed and scientific, trailing zeros dropped)
+    in the house style: "0.001", "1,234.5", "1 × 10⁻⁵", "−4.82 × 10⁶"."""
+    text = format(value, f",.{precision}g" if precision else ",g")
+    mantissa, e, exponent = text.partition("e")
+    return f"{mantissa} {TIMES} 10{superscript(int(exponent))}" if e else text
+
+
 def format_number(value: float, fmt: str | Callable[[float], str]) -> str:
     """The text form of one number, in the one house style (README, "Number
-    style"): a format spec (``",d"``, ``".4f"``, ``".2%"``), ``".2x"`` for
-    "4.77 × 10⁻⁶", ``"pow2"`` for "2⁻¹⁴⁹", or a callable for other forms.
+    style"): a format spec (``",d"``, ``".4f"``, ``".2%"``, ``"g"``), ``".2x"``
+    for "4.77 × 10⁻⁶", ``"pow2"`` for "2⁻¹⁴⁹", or a callable for other forms.
+    Fixed, percent and general specs get thousands separators and never print
+    e-notation; ``"d"`` alone stays ungrouped for years and seeds (2020, rng(1212)).
     Every minus sign comes out as U+2212, as in the prose."""
     if callable(fmt):
         text = fmt(value)
@@ -309,6 +325,10 @@ def format_number(value: float, fmt: str | Callable[[float], str]) -> str:
         text = format(int(value), fmt)
     elif re.fullmatch(r"\.\d+[eE]", fmt):  # scientific: always in the house form
         text = scientific(value, int(fmt[1:-1]))
+    elif GENERAL.match(fmt):
+        text = general(value, GENERAL.match(fmt).group("precision"))
+    elif FIXED.match(fmt):  # ".2f", ".1%": thousands separators from 1,000 up
+        text = format(value, "," + FIXED.match(fmt).group("spec"))
     else:
         text = format(value, fmt)
     if not isinstance(text, str) or not text:
