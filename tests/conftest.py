@@ -15,6 +15,12 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same cases on every run (CI is deterministic) and
+# write no example database into the tree.
+settings.register_profile("repository", derandomize=True, database=None, deadline=None, max_examples=200)
+settings.load_profile("repository")
 
 import section_kit  # noqa: F401  (pins the numeric environment before numpy loads)
 from check_page import GOLDEN_DIR
