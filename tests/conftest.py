@@ -17,11 +17,6 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-# Property tests draw the same cases on every run (CI is deterministic) and
-# write no example database into the tree.
-settings.register_profile("repository", derandomize=True, database=None, deadline=None, max_examples=200)
-settings.load_profile("repository")
-
 import section_kit  # noqa: F401  (pins the numeric environment before numpy loads)
 from check_page import GOLDEN_DIR
 from page_registry import page_config
@@ -29,6 +24,11 @@ from run_sections import all_sections, current_hash, run_many
 
 # docs/diagrams and tests are on sys.path through pyproject.toml's pythonpath.
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# Property tests draw the same cases on every run (CI is deterministic) and
+# write no example database into the tree.
+settings.register_profile("repository", derandomize=True, database=None, deadline=None, max_examples=200)
+settings.load_profile("repository")
 
 SECTIONS = all_sections()
 SECTION_IDS = [s.name for s in SECTIONS]
