@@ -30,6 +30,25 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 settings.register_profile("repository", derandomize=True, database=None, deadline=None, max_examples=200)
 settings.load_profile("repository")
 
+# Time limits (pytest-timeout; the default of 60 s is in pyproject.toml).
+# The first test to ask for `regenerated` also pays for computing every
+# section (about 35 s on a loaded 2-core machine).
+SLOW_TEST_TIMEOUT = 240
+SESSION_FIXTURE_TIMEOUT = 600
+
+
+@pytest.hookimpl(trylast=True)  # after deselection, on the final order
+def pytest_collection_modifyitems(items):
+    first_to_regenerate = next((item for item in items if "regenerated" in item.fixturenames), None)
+    for item in items:
+        if item.get_closest_marker("timeout"):
+            continue
+        if item is first_to_regenerate:
+            item.add_marker(pytest.mark.timeout(SESSION_FIXTURE_TIMEOUT))
+        elif item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.timeout(SLOW_TEST_TIMEOUT))
+
+
 SECTIONS = all_sections()
 SECTION_IDS = [s.name for s in SECTIONS]
 

@@ -49,7 +49,7 @@ from matplotlib.ticker import (  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from figure_bounds import FigureBoundsError, check_figure_fits  # noqa: E402
+from figure_bounds import FigureBoundsError, check_figure_fits, drawn_renderer  # noqa: E402
 from page_registry import page_config, rel_path  # noqa: E402  (re-exported for the runner)
 import section_inputs  # noqa: E402
 
@@ -547,10 +547,11 @@ class Section:
         if path.name in self.figures:
             raise QuoteError(f"{self.name}: figure {path.name} saved twice")
         with atomic_write(path, "wb") as out:
-            fig.savefig(out, format="svg", metadata={"Date": None})
+            with drawn_renderer(fig) as drawn:
+                fig.savefig(out, format="svg", metadata={"Date": None})
             # Checked before the file replaces the old one: a figure whose
             # text or marks stick out of it is an error, not an output.
-            problems = check_figure_fits(fig, margin_px=FIGURE_MARGIN_PX)
+            problems = check_figure_fits(fig, margin_px=FIGURE_MARGIN_PX, renderer=drawn[-1])
             if problems:
                 raise FigureBoundsError(f"{self.name}: figure {path.name} does not fit: " + "; ".join(problems))
         self.figures.append(path.name)
