@@ -76,6 +76,20 @@ docs: figures ## build the documentation site into build/site
 preview: figures ## render every SVG to PNG under build/preview to look at
 	@$(PY) docs/diagrams/preview_figures.py $(PAGE_ARG)
 
+# A new page, ready to grow (CONTRIBUTING.md): its package, first section and
+# prose, then its numbers, golden record and robustness report, then the check.
+new-page: $(VENV_STAMP) ## scaffold a page: make new-page PAGE=my-page [TITLE="My page"]
+	@test -n "$(PAGE)" || { echo 'usage: make new-page PAGE=my-page [TITLE="My page"]' >&2; exit 2; }
+	@$(PY) docs/diagrams/new_page.py create $(PAGE) $(if $(TITLE),--title "$(TITLE)")
+	@$(PY) docs/diagrams/run_sections.py --stale --page $(PAGE)
+	@$(PY) tests/write_golden.py --page $(PAGE)
+	@$(PY) docs/diagrams/robustness_report.py --page $(PAGE)
+	@$(PY) docs/diagrams/check_page.py $(PAGE)
+
+remove-page: $(VENV_STAMP) ## remove an uncommitted page make new-page made: make remove-page PAGE=my-page
+	@test -n "$(PAGE)" || { echo 'usage: make remove-page PAGE=my-page' >&2; exit 2; }
+	@$(PY) docs/diagrams/new_page.py remove $(PAGE)
+
 # What make figures regenerates (every page: it takes minutes for the second
 # page), the build output and any temp file an interrupted run left. The
 # committed robustness reports stay.
