@@ -203,6 +203,8 @@ def start_variant(variant: str, pages: list[str], scripts: list[SectionScript]):
 def relay_variant(variant: str, child, progress, started: float) -> bool:
     """Relay the progress lines the child wrote since the last call and keep
     every line for an error message; True once it has exited and all is read."""
+    if child.log.closed:  # exited and read to the end by an earlier call
+        return True
     exited = child.poll() is not None  # polled first: its output is then all on disk
     lines = (child.partial + child.log.read()).split("\n")
     child.partial = "" if exited else lines.pop()
