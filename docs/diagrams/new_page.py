@@ -156,14 +156,15 @@ def create(slug: str, title: str) -> int:
     return 0
 
 
-def tracked(paths: list[Path]) -> list[str]:
-    """The paths (or files under them) git tracks; none outside a git checkout."""
+def tracked(paths: list[Path]) -> list[str] | None:
+    """The paths (or files under them) git tracks; None when git cannot say
+    (no git, or not a git checkout): then nothing is removed."""
     try:
         done = subprocess.run(["git", "ls-files", "--", *map(rel, paths)], cwd=REPO_ROOT,
                               capture_output=True, text=True, timeout=30, check=False)
     except OSError:
-        return []
-    return done.stdout.split() if done.returncode == 0 else []
+        return None
+    return done.stdout.split() if done.returncode == 0 else None
 
 
 def remove(slug: str) -> int:
@@ -172,6 +173,10 @@ def remove(slug: str) -> int:
         print(f"error: there is no page {slug!r} to remove", file=sys.stderr)
         return EXIT_BAD_INPUT
     committed = tracked(paths)
+    if committed is None:
+        print("error: git cannot say which of the page's files are committed; remove them by hand",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
     if committed:
         print(f"error: git tracks files of page {slug!r} ({', '.join(committed[:3])}, ...): "
               "remove a committed page with `git rm`, not with this", file=sys.stderr)
