@@ -12,6 +12,8 @@ its committed full-run numbers are checked for currency by content hash.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,21 @@ from run_sections import all_sections, current_hash, run_many
 
 # docs/diagrams and tests are on sys.path through pyproject.toml's pythonpath.
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _artifacts_dir() -> Path:
+    """Where tests leave pictures to look at (screenshots, figure diffs):
+    $TEST_ARTIFACTS_DIR or build/test-artifacts/; on a read-only checkout, a
+    temporary folder instead, so the suite still passes there."""
+    wanted = Path(os.environ.get("TEST_ARTIFACTS_DIR") or REPO_ROOT / "build" / "test-artifacts")
+    try:
+        wanted.mkdir(parents=True, exist_ok=True)
+        return wanted
+    except OSError:
+        return Path(tempfile.mkdtemp(prefix="test-artifacts-"))
+
+
+TEST_ARTIFACTS = _artifacts_dir()
 
 # Property tests draw the same cases on every run (CI is deterministic) and
 # write no example database into the tree.

@@ -6,7 +6,6 @@ labels aside) is the text of a registered quote."""
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 import sys
 import tempfile
@@ -19,24 +18,19 @@ from matplotlib.testing.compare import compare_images
 from check_page import normalise, numbers_in
 import preview_figures
 import section_kit
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, TEST_ARTIFACTS
 from golden_record import sha256
 
 ACCEPT = "if intended, look at it (`make preview`), then `make golden`"
-# Where a figure mismatch leaves its pictures (TEST_ARTIFACTS_DIR overrides it).
-ARTIFACTS_DIR = Path(os.environ.get("TEST_ARTIFACTS_DIR") or REPO_ROOT / "build" / "test-artifacts")
+ARTIFACTS_DIR = TEST_ARTIFACTS  # where a figure mismatch leaves its pictures
 
 
 def visual_diff(committed: Path, fresh: Path, page: str, labels=("committed", "new")) -> str:
     """Render the committed and the fresh SVG to PNG (cairosvg, as `make
     preview` does) and their difference (matplotlib's compare_images) under
     ARTIFACTS_DIR/<page>/; the message names the three files."""
-    try:
-        out = ARTIFACTS_DIR / page
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError:  # a read-only checkout: the pictures go to a temporary folder
-        out = Path(tempfile.mkdtemp(prefix="test-artifacts-")) / page
-        out.mkdir(parents=True)
+    out = ARTIFACTS_DIR / page
+    out.mkdir(parents=True, exist_ok=True)
     expected, actual = out / f"{fresh.stem}-{labels[0]}.png", out / f"{fresh.stem}-{labels[1]}.png"
     preview_figures.render(committed, expected, cairosvg)
     preview_figures.render(fresh, actual, cairosvg)
