@@ -35,6 +35,8 @@ def _artifacts_dir() -> Path:
     wanted = Path(os.environ.get("TEST_ARTIFACTS_DIR") or REPO_ROOT / "build" / "test-artifacts")
     try:
         wanted.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=wanted):  # it may exist and still be read-only
+            pass
         return wanted
     except OSError:
         return Path(tempfile.mkdtemp(prefix="test-artifacts-"))
