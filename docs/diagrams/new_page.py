@@ -112,6 +112,10 @@ PAGE = '''# {title}
 A page scaffolded by `make new-page`: replace this paragraph and the section
 below with the page's own text (CONTRIBUTING.md says how).
 
+Contents
+
+1. [A first result](#1-a-first-result)
+
 ## 1. A first result
 
 Adding the odd numbers one after another gives a perfect square every time: a
