@@ -15,7 +15,7 @@ PAGE_ARG := $(if $(PAGE),--page $(PAGE))
 RUN_WHICH := $(if $(findstring B,$(firstword -$(MAKEFLAGS))),--all,--stale)
 
 .DEFAULT_GOAL := all
-.PHONY: all help figures check fix test test-quick golden seeds robustness bench docs clean venv preview lock
+.PHONY: all help figures check fix lint test test-quick golden seeds robustness bench docs clean venv preview new-page remove-page lock
 
 all: figures check ## figures, then check
 
@@ -65,7 +65,11 @@ check: $(VENV_STAMP) ## every number in the pages' prose against the printed num
 fix: $(VENV_STAMP) ## rewrite the stale numbers make check found (unambiguous ones)
 	@$(PY) docs/diagrams/check_page.py --fix $(PAGE)
 
-test: $(VENV_STAMP) ## the whole test suite (what CI runs)
+# Rules and why: pyproject.toml. make test runs it too (tests/test_lint.py).
+lint: $(VENV_STAMP) ## ruff over docs/ and tests/: unused or undefined names, silent zip truncation
+	@$(VENV)/bin/ruff check --no-cache .
+
+test: $(VENV_STAMP) ## the whole test suite, lint included (what CI runs)
 	@$(PY) -m pytest tests
 
 test-quick: $(VENV_STAMP) ## the tests without the slow ones (browser, variant rerun, mutations)
@@ -89,6 +93,20 @@ docs: figures ## build the documentation site into build/site
 
 preview: figures ## render every SVG to PNG under build/preview to look at
 	@$(PY) docs/diagrams/preview_figures.py $(PAGE_ARG)
+
+# A new page, ready to grow (CONTRIBUTING.md): its package, first section and
+# prose, then its numbers, golden record and robustness report, then the check.
+new-page: $(VENV_STAMP) ## scaffold a page: make new-page PAGE=my-page [TITLE="My page"]
+	@test -n "$(PAGE)" || { echo 'usage: make new-page PAGE=my-page [TITLE="My page"]' >&2; exit 2; }
+	@$(PY) docs/diagrams/new_page.py create $(PAGE) $(if $(TITLE),--title "$(TITLE)")
+	@$(PY) docs/diagrams/run_sections.py --stale --page $(PAGE)
+	@$(PY) tests/write_golden.py --page $(PAGE)
+	@$(PY) docs/diagrams/robustness_report.py --page $(PAGE)
+	@$(PY) docs/diagrams/check_page.py $(PAGE)
+
+remove-page: $(VENV_STAMP) ## remove an uncommitted page make new-page made: make remove-page PAGE=my-page
+	@test -n "$(PAGE)" || { echo 'usage: make remove-page PAGE=my-page' >&2; exit 2; }
+	@$(PY) docs/diagrams/new_page.py remove $(PAGE)
 
 # What make figures regenerates (every page: it takes minutes for the second
 # page), the build output and any temp file an interrupted run left. The

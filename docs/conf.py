@@ -33,10 +33,8 @@ and the file.
 from __future__ import annotations
 
 import os
-import posixpath
 import re
 import shutil
-import sys
 from importlib import metadata
 from pathlib import Path
 

@@ -18,20 +18,62 @@ under every numeric variant (rounding_stable). Everything else still runs.
 from __future__ import annotations
 
 import json
-import sys
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
+import numeric_env
+import section_kit  # noqa: F401  (pins the numeric environment before numpy loads)
+from check_page import GOLDEN_DIR
+from page_registry import page_config
+from run_sections import all_sections, current_hash, run_many
+
+# docs/diagrams and tests are on sys.path through pyproject.toml's pythonpath.
 REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT / "docs" / "diagrams"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numeric_env  # noqa: E402
-import section_kit  # noqa: E402,F401  (pins the numeric environment before numpy loads)
-from check_page import GOLDEN_DIR  # noqa: E402,F401  (the tests' golden record)
-from page_registry import page_config  # noqa: E402
-from run_sections import all_sections, current_hash, run_many  # noqa: E402
+
+def _artifacts_dir() -> Path:
+    """Where tests leave pictures to look at (screenshots, figure diffs):
+    $TEST_ARTIFACTS_DIR or build/test-artifacts/; on a read-only checkout, a
+    temporary folder instead, so the suite still passes there."""
+    wanted = Path(os.environ.get("TEST_ARTIFACTS_DIR") or REPO_ROOT / "build" / "test-artifacts")
+    try:
+        wanted.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=wanted):  # it may exist and still be read-only
+            pass
+        return wanted
+    except OSError:
+        return Path(tempfile.mkdtemp(prefix="test-artifacts-"))
+
+
+TEST_ARTIFACTS = _artifacts_dir()
+
+# Property tests draw the same cases on every run (CI is deterministic) and
+# write no example database into the tree.
+settings.register_profile("repository", derandomize=True, database=None, deadline=None, max_examples=200)
+settings.load_profile("repository")
+
+# Time limits (pytest-timeout; the default of 60 s is in pyproject.toml).
+# The first test to ask for `regenerated` also pays for computing every
+# section (about 35 s on a loaded 2-core machine).
+SLOW_TEST_TIMEOUT = 240
+SESSION_FIXTURE_TIMEOUT = 600
+
+
+@pytest.hookimpl(trylast=True)  # after deselection, on the final order
+def pytest_collection_modifyitems(items):
+    first_to_regenerate = next((item for item in items if "regenerated" in item.fixturenames), None)
+    for item in items:
+        if item.get_closest_marker("timeout"):
+            continue
+        if item is first_to_regenerate:
+            item.add_marker(pytest.mark.timeout(SESSION_FIXTURE_TIMEOUT))
+        elif item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.timeout(SLOW_TEST_TIMEOUT))
+
 
 SECTIONS = all_sections()
 SECTION_IDS = [s.name for s in SECTIONS]
@@ -116,7 +158,7 @@ def regenerated(tmp_path_factory) -> dict[str, SectionRun]:
         page_out = out / page_config(script.package).PAGE
         jobs.append((script, 0, True, str(page_out), True, current_hash(script), heavy))
     results = run_many(jobs)
-    return {job[0].name: SectionRun(job[0], r, out, job[6]) for job, r in zip(jobs, results)}
+    return {job[0].name: SectionRun(job[0], r, out, job[6]) for job, r in zip(jobs, results, strict=True)}
 
 
 @pytest.fixture(params=SECTIONS, ids=SECTION_IDS)

@@ -48,7 +48,7 @@ def test_values_within_tolerance(run):
         if len(new) != len(old):
             off.append(f"{name}: {len(old)} elements -> {len(new)}")
             continue
-        for i, (a, b) in enumerate(zip(new, old)):
+        for i, (a, b) in enumerate(zip(new, old, strict=True)):
             if not math.isclose(a, b, rel_tol=g["rel_tol"], abs_tol=g["abs_tol"]):
                 off.append(f"{name}[{i}]: {b!r} -> {a!r} (rel_tol {g['rel_tol']}, abs_tol {g['abs_tol']})")
     assert not off, "values moved beyond tolerance:\n" + "\n".join(off) + f"\n({ACCEPT})"

@@ -52,12 +52,14 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from conftest import TEST_ARTIFACTS
+
 # The site build and the browser: seconds, not milliseconds (`make test-quick` skips them).
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
-ARTIFACTS = REPO / "build" / "test-artifacts"
+ARTIFACTS = TEST_ARTIFACTS  # build/test-artifacts/ (a temporary folder on a read-only checkout)
 SITE_BUDGET_BYTES = 5 * 1024 * 1024  # the whole built site, maths engine included
 
 

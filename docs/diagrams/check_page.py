@@ -708,13 +708,13 @@ def check_binding(pinned_path: Path, binding: list, page: ParsedPage) -> list[Fi
     return findings
 
 
-def pinned_binding(config, report_binding_only: bool = True, **paths) -> dict:
+def pinned_binding(config, **paths) -> dict:
     """The page's numbers in order with the quotes each is, for `make golden`."""
     page_path = Path(paths.get("page_path") or REPO_ROOT / config.PAGE_FILE)
     page = parse_page(page_path, tuple(config.STRUCTURAL))
     numbers_dir = Path(paths.get("numbers_dir") or REPO_ROOT / "figures" / config.PAGE / "numbers")
     texts = {}
-    for n, scripts in config.SECTION_SCRIPTS.items():
+    for scripts in config.SECTION_SCRIPTS.values():
         for script in scripts:
             path = numbers_dir / f"{script}.json"
             record = validate_record(load_json(path, f"the numbers of {script}", "run `make figures` first"),

@@ -545,13 +545,13 @@ def run_and_report(chosen: list[tuple[SectionScript, str]], jobs_wanted: int | N
     results: list[dict] = [None] * len(jobs)  # type: ignore[list-item]
     for group, workers in ((shared, jobs_wanted), (alone, 1)):
         done = run_many([jobs[i] for i in group], workers, announce=announce, remember_times=True)
-        for i, result in zip(group, done):
+        for i, result in zip(group, done, strict=True):
             results[i] = result
     failed = [r for r in results if not r["ok"]]
     for r in failed:
         print(f"\n{r['script'].page}/{r['script'].name} failed; its committed numbers are now stale "
               f"for `make check`:\n  " + r["error"].rstrip().replace("\n", "\n  "), file=sys.stderr)
-    changed_meanwhile = [job[0].name for job, r in zip(jobs, results) if r["ok"] and current_hash(job[0]) != job[5]]
+    changed_meanwhile = [job[0].name for job, r in zip(jobs, results, strict=True) if r["ok"] and current_hash(job[0]) != job[5]]
     for name in changed_meanwhile:
         print(f"note: {name} changed while it ran: its numbers record the old inputs, so the next "
               "`make figures` reruns it", file=sys.stderr)

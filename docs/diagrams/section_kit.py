@@ -49,7 +49,7 @@ from matplotlib.ticker import (  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from figure_bounds import FigureBoundsError, check_figure_fits  # noqa: E402
+from figure_bounds import FigureBoundsError, check_figure_fits, drawn_renderer  # noqa: E402
 from page_registry import page_config, rel_path  # noqa: E402  (re-exported for the runner)
 import section_inputs  # noqa: E402
 
@@ -249,7 +249,7 @@ class Quote:
         if isinstance(self.text, list):
             return [
                 (f"{self.name}[{i}]", v, t)
-                for i, (v, t) in enumerate(zip(self.value, self.text))
+                for i, (v, t) in enumerate(zip(self.value, self.text, strict=True))
             ]
         return [(self.name, self.value, self.text)]
 
@@ -292,10 +292,26 @@ def power_of_two(value: float) -> str:
     return "2" + superscript(exponent - 1)
 
 
+# Fixed-point and percent specs, which get thousands separators ("1,234.50"),
+# and the general spec ("g", ".3g"), whose e-notation becomes the house form.
+FIXED = re.compile(r"^,?(?P<spec>(?:\.\d+)?[f%])$")
+GENERAL = re.compile(r"^,?(?:\.(?P<precision>\d+))?g$")
+
+
+def general(value: float, precision: str | None = None) -> str:
+    """Python's "g" (shortest of fixed and scientific, trailing zeros dropped)
+    in the house style: "0.001", "1,234.5", "1 × 10⁻⁵", "−4.82 × 10⁶"."""
+    text = format(value, f",.{precision}g" if precision else ",g")
+    mantissa, e, exponent = text.partition("e")
+    return f"{mantissa} {TIMES} 10{superscript(int(exponent))}" if e else text
+
+
 def format_number(value: float, fmt: str | Callable[[float], str]) -> str:
     """The text form of one number, in the one house style (README, "Number
-    style"): a format spec (``",d"``, ``".4f"``, ``".2%"``), ``".2x"`` for
-    "4.77 × 10⁻⁶", ``"pow2"`` for "2⁻¹⁴⁹", or a callable for other forms.
+    style"): a format spec (``",d"``, ``".4f"``, ``".2%"``, ``"g"``), ``".2x"``
+    for "4.77 × 10⁻⁶", ``"pow2"`` for "2⁻¹⁴⁹", or a callable for other forms.
+    Fixed, percent and general specs get thousands separators and never print
+    e-notation; ``"d"`` alone stays ungrouped for years and seeds (2020, rng(1212)).
     Every minus sign comes out as U+2212, as in the prose."""
     if callable(fmt):
         text = fmt(value)
@@ -309,6 +325,10 @@ def format_number(value: float, fmt: str | Callable[[float], str]) -> str:
         text = format(int(value), fmt)
     elif re.fullmatch(r"\.\d+[eE]", fmt):  # scientific: always in the house form
         text = scientific(value, int(fmt[1:-1]))
+    elif GENERAL.match(fmt):
+        text = general(value, GENERAL.match(fmt).group("precision"))
+    elif FIXED.match(fmt):  # ".2f", ".1%": thousands separators from 1,000 up
+        text = format(value, "," + FIXED.match(fmt).group("spec"))
     else:
         text = format(value, fmt)
     if not isinstance(text, str) or not text:
@@ -527,10 +547,11 @@ class Section:
         if path.name in self.figures:
             raise QuoteError(f"{self.name}: figure {path.name} saved twice")
         with atomic_write(path, "wb") as out:
-            fig.savefig(out, format="svg", metadata={"Date": None})
+            with drawn_renderer(fig) as drawn:
+                fig.savefig(out, format="svg", metadata={"Date": None})
             # Checked before the file replaces the old one: a figure whose
             # text or marks stick out of it is an error, not an output.
-            problems = check_figure_fits(fig, margin_px=FIGURE_MARGIN_PX)
+            problems = check_figure_fits(fig, margin_px=FIGURE_MARGIN_PX, renderer=drawn[-1])
             if problems:
                 raise FigureBoundsError(f"{self.name}: figure {path.name} does not fit: " + "; ".join(problems))
         self.figures.append(path.name)
