@@ -521,6 +521,68 @@ class UnbrokenTitleHyphens(SphinxTransform):
                     text.parent.replace(text, nodes.Text(new))
 
 
+class SectionLinks(SphinxTransform):
+    """Every "section 3" (and "sections 4 and 5") in a page's prose links to
+    that numbered section of the page, unless it names the other page's
+    ("the first page's section 4", "section 3 of the first page"). Text
+    already in a link, code, maths or a heading is left alone."""
+
+    default_priority = 730
+    _pattern = re.compile(r"(?<!page's )\b([Ss]ections?) (\d+)(?:( and | or | to |, )(\d+))?"
+                          r"(?!\d| of the (?:first|second|other|previous|next) page)")
+    _skip = (nodes.reference, nodes.literal, nodes.literal_block, nodes.math, nodes.math_block,
+             nodes.raw, nodes.title, addnodes.pending_xref)
+
+    def apply(self, **kwargs) -> None:
+        if self.env.docname not in site_pages():
+            return
+        targets = {}
+        for section in self.document.findall(nodes.section):
+            title = section.next_node(nodes.title)
+            match = re.match(r"(\d+)\. ", title.astext()) if title is not None else None
+            ids = [i for i in section["ids"] if re.match(r"\d+-", i)] or section["ids"]
+            if match and ids:
+                targets.setdefault(int(match.group(1)), ids[0])
+        if not targets:
+            return
+        for text in list(self.document.findall(nodes.Text)):
+            parent = text.parent
+            if parent is None or any(isinstance(a, self._skip) for a in _ancestors(text)):
+                continue
+            pieces, position, source = [], 0, str(text)
+            for match in self._pattern.finditer(source):
+                numbers = [(match.group(2), match.start(2), match.end(2))]
+                if match.group(4):
+                    numbers.append((match.group(4), match.start(4), match.end(4)))
+                if not all(int(n) in targets for n, _, _ in numbers):
+                    continue
+                pieces.append(nodes.Text(source[position:match.start()]))
+                cursor = match.start()
+                for k, (number, start, end) in enumerate(numbers):
+                    label_start = cursor if k == 0 else start
+                    if k:
+                        pieces.append(nodes.Text(source[cursor:start]))
+                    link = nodes.reference("", "", refid=targets[int(number)], internal=True)
+                    link += nodes.Text(source[label_start:end])
+                    pieces.append(link)
+                    cursor = end
+                position = cursor
+            if not pieces:
+                continue
+            pieces.append(nodes.Text(source[position:]))
+            index = parent.index(text)
+            parent.remove(text)
+            for k, piece in enumerate(pieces):
+                parent.insert(index + k, piece)
+
+
+def _ancestors(node):
+    node = node.parent
+    while node is not None:
+        yield node
+        node = node.parent
+
+
 class NumberColumns(SphinxTransform):
     """A table column whose body cells are all numbers (or "a ± b", or a
     dash) is set right-aligned, so the digits line up (site.css, class num)."""
@@ -886,6 +948,7 @@ def setup(app):
     app.add_transform(UnbrokenNumbers)
     app.add_transform(UnbrokenTitleHyphens)
     app.add_transform(NumberColumns)
+    app.add_transform(SectionLinks)
     app.add_directive("literalinclude", CaptionedLiteralInclude, override=True)
     app.add_directive("page-facts", PageFacts)
     app.connect("env-merge-info", _merge_code_files)

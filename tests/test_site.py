@@ -503,6 +503,25 @@ return {
   facts: facts,
   listings: listings,
   codeBlocks: codeBlocks,
+  tables: Array.from(article.querySelectorAll('table')).map(t => {
+    const number = t.querySelector('caption .caption-number');
+    return {number: number ? number.textContent.trim() : null,
+            caption: t.caption ? t.caption.textContent.trim() : '',
+            first: (t.querySelector('th, td') || t).textContent.trim().slice(0, 40)};
+  }),
+  // "section N" in running text outside a link (cross-references to this page).
+  unlinkedSectionMentions: (() => {
+    const found = [];
+    const w = document.createTreeWalker(article, NodeFilter.SHOW_TEXT, {acceptNode(n) {
+      return n.parentElement.closest('a, pre, code, h1, h2, h3, h4, .math, mjx-container')
+        ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT;
+    }});
+    const re = /(page['’]s )?\b[Ss]ections? \d+(?! of the (first|second|other|previous|next) page)/g;
+    for (let n = w.nextNode(); n; n = w.nextNode()) {
+      for (const m of n.textContent.matchAll(re)) if (!m[1]) found.push(n.textContent.slice(Math.max(0, m.index - 25), m.index + 20));
+    }
+    return found;
+  })(),
   mathsPendingAfterLoad: document.documentElement.classList.contains('maths-pending'),
   rawTexHiddenWhilePending: (() => {
     const el = article.querySelector('span.math, div.math');
@@ -820,6 +839,22 @@ def test_page_listings_are_captioned_linked_and_copyable(loaded, page, site):
     if hidden:
         problems.append(f"code lines hidden behind a sideways scroll at {DESKTOP_WIDTH} px: {hidden}")
     assert not problems, f"{page}: listings:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_tables_are_numbered_and_captioned(loaded, page):
+    tables = [t for t in loaded(page).state["tables"] if "report" not in t["first"]]
+    problems = [f'table {k} ({t["first"]!r}): numbered {t["number"]!r}, caption {t["caption"][:40]!r}'
+                for k, t in enumerate(tables, start=1)
+                if t["number"] != f"Table {k}" or len(t["caption"]) < 20]
+    assert not problems, f"{page}: tables:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_section_mentions_are_links(loaded, page):
+    """Every "section N" of this page in the running text is a link to it."""
+    plain = loaded(page).state["unlinkedSectionMentions"]
+    assert not plain, f"{page}: section mentions that are not links:\n" + "\n".join(plain)
 
 
 @pytest.mark.parametrize("page", PAGES)
