@@ -722,8 +722,7 @@ class CaptionedLiteralInclude(LiteralInclude):
             block = next(iter(container.findall(nodes.literal_block)), None)
             if caption is None or block is None:
                 continue
-            start = block.get("highlight_args", {}).get("linenostart", 1)
-            end = start + block.astext().count("\n")
+            start, end = _lines_in_file(block.astext(), path)
             up = "../" * self.env.docname.count("/")
             link = nodes.reference("", "", refuri=f"{up}{CODE_DIR}/{rel}", internal=False,
                                    classes=["code-source"])
@@ -733,6 +732,17 @@ class CaptionedLiteralInclude(LiteralInclude):
             what = self.options.get("pyobject")
             caption += nodes.Text((f", {what}" if what else "") + f", lines {start}–{end}")
         return result
+
+
+def _lines_in_file(text: str, path: Path) -> tuple[int, int]:
+    """The first and last line numbers of ``text`` (a listing's lines, as
+    included) in the file at ``path``; (1, n) when not found as one run."""
+    wanted = text.rstrip("\n").split("\n")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    for k in range(len(lines) - len(wanted) + 1):
+        if lines[k:k + len(wanted)] == wanted:
+            return k + 1, k + len(wanted)
+    return 1, len(wanted)
 
 
 def _merge_code_files(app, env, docnames, other) -> None:
@@ -801,10 +811,9 @@ def _hands_on_text(page: str) -> str:
     record = hands_on(page)
     if record is None:
         return "not measured yet (`make bench` measures it)"
-    busy = record.get("load_after") is not None and record["load_after"] > record["cores"]
     return (f"about {_duration(record['cpu_seconds'])} of CPU time to rerun every experiment "
-            f"(`{record['what']}`; measured by `make bench`: {_duration(record['wall_seconds'])} "
-            f"on a {'busy ' if busy else ''}{record['cores']}-core {record['machine']})")
+            f"(measured by `make bench` on a {record['cores']}-core {record['machine']}; "
+            f"{_duration(record['wall_seconds'])} of wall time there)")
 
 
 def page_facts(page: str) -> dict[str, str]:

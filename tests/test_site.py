@@ -449,7 +449,9 @@ if (box) box.querySelectorAll('dt').forEach(dt => {
 const listings = Array.from(article.querySelectorAll('div.literal-block-wrapper')).map(w => {
   const caption = w.querySelector('.code-block-caption');
   const link = caption && caption.querySelector('a[href]');
-  return {caption: caption ? caption.textContent.trim() : '', href: link ? link.getAttribute('href') : null};
+  const pre = w.querySelector('pre');
+  return {caption: caption ? caption.textContent.trim() : '', href: link ? link.getAttribute('href') : null,
+          code: pre ? pre.textContent : ''};
 });
 const codeBlocks = Array.from(article.querySelectorAll('div.highlight')).map(h => {
   const pre = h.querySelector('pre');
@@ -832,6 +834,11 @@ def test_page_listings_are_captioned_linked_and_copyable(loaded, page, site):
         href = listing["href"] or ""
         if not href or not (site / unquote(href)).is_file():
             problems.append(f"{listing['caption']!r}: links {href!r}, not a file of the site")
+            continue
+        lines = re.search(r"lines (\d+)–(\d+)", listing["caption"])
+        text = (site / unquote(href)).read_text(encoding="utf-8").split("\n")
+        if not lines or "\n".join(text[int(lines[1]) - 1:int(lines[2])]).strip() != listing["code"].strip():
+            problems.append(f"{listing['caption']!r}: the lines it names are not the code shown")
     uncopyable = [b["start"] for b in state["codeBlocks"] if not b["copy"]]
     if uncopyable:
         problems.append(f"code blocks without a copy button: {uncopyable}")
