@@ -11,7 +11,7 @@ file in docs/ but the index), never named here. For every page:
   (8.5 pt, the smallest size the section scripts draw) is at least 0.8 of
   the body text there; every figure but the first loads lazily and carries
   its width and height;
-- running text keeps a measure of 60 to 80 characters a line at 1280 px;
+- running text keeps a measure of 60 to 75 characters a line at 1280 px;
 - the page opens with its front-matter box: level, reading time (as
   docs/conf.py computes it from the page), hands-on time (from `make bench`'s
   figures/<page>/hands-on.json), what to know, and links to the PDF and the
@@ -115,7 +115,7 @@ PHONE_HEIGHT = 844
 # (fontsize=8.5; 1 pt is 4/3 CSS px at the SVG's own size).
 SMALLEST_FIGURE_TEXT_PT = 8.5
 FIGURE_TEXT_MIN_RATIO = 0.8  # of the body text, at 1280 px
-MEASURE_CHARACTERS = (60, 80)  # characters a line of running text, at 1280 px
+MEASURE_CHARACTERS = (60, 75)  # characters a line of running text, at 1280 px (a book's)
 # Whole-page screenshots of the pages and the index (the robustness page is
 # long tables: checked, not photographed).
 SCREENSHOTS = PAGES + ["index"]
@@ -433,10 +433,12 @@ const figures = Array.from(article.querySelectorAll('figure')).map(f => {
 const lineCounts = Array.from(article.querySelectorAll('section > p'))
   .filter(p => p.textContent.length > 400 && !p.closest('figure, table, .page-facts, .sd-card'))
   .map(p => {
-    const range = document.createRange();
-    range.selectNodeContents(p);
-    const tops = new Set(Array.from(range.getClientRects()).map(r => Math.round(r.bottom)));
-    return {chars: p.textContent.replace(/\s+/g, ' ').trim().length, lines: tops.size};
+    // Lines: the paragraph's height over its line height (inline maths may
+    // stretch a line a little, so this never overcounts the lines).
+    const height = p.getBoundingClientRect().height;
+    const lineHeight = parseFloat(getComputedStyle(p).lineHeight);
+    return {chars: p.textContent.replace(/\s+/g, ' ').trim().length,
+            lines: Math.max(1, Math.floor(height / lineHeight + 0.25))};
   });
 const heading = article.querySelector('h1');
 const box = article.querySelector('.page-facts');
