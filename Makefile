@@ -15,7 +15,7 @@ PAGE_ARG := $(if $(PAGE),--page $(PAGE))
 RUN_WHICH := $(if $(findstring B,$(firstword -$(MAKEFLAGS))),--all,--stale)
 
 .DEFAULT_GOAL := all
-.PHONY: all help figures check fix lint test test-quick golden seeds robustness bench docs clean venv preview new-page remove-page lock
+.PHONY: all help figures check fix lint test test-quick golden seeds robustness bench docs pdf clean venv preview new-page remove-page lock
 
 all: figures check ## figures, then check
 
@@ -90,6 +90,10 @@ bench: $(VENV_STAMP) ## time each section, each page and the author's loop again
 docs: figures ## build the documentation site into build/site
 	@$(PY) -m sphinx -E -W --keep-going -q -b html docs build/site
 	@echo "built build/site ($$(du -sh build/site | cut -f1)); open build/site/index.html"
+
+# Headless Chromium prints each built page with the site's print stylesheet.
+pdf: docs ## print each page of the site to build/site/pdf/<page>.pdf (headless Chromium)
+	@$(PY) docs/site_pdf.py build/site
 
 preview: figures ## render every SVG to PNG under build/preview to look at
 	@$(PY) docs/diagrams/preview_figures.py $(PAGE_ARG)

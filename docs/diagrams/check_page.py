@@ -80,7 +80,7 @@ HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s+\d+\.\s")
 SVG_COMMENT = re.compile(r"<!--(.*?)-->", re.S)
 # Directives whose body is prose; in a backtick fence MyST would still render
 # them, but the checker (rightly) reads backtick fences as code.
-PROSE_DIRECTIVES = {"figure", "dropdown", "note", "tip", "warning", "important", "admonition", "seealso",
+PROSE_DIRECTIVES = {"figure", "table", "dropdown", "note", "tip", "warning", "important", "admonition", "seealso",
                     "tab-set", "tab-item", "card", "grid", "grid-item-card", "margin", "sidebar", "topic",
                     "epigraph", "caution", "attention", "hint", "danger", "error"}
 CODE_DIRECTIVES = {"literalinclude", "code-block", "code", "code-cell", "math", "raw", "include", "eval-rst",
@@ -340,6 +340,11 @@ def walk_directive(token, lines, line_offset, page: ParsedPage, patterns, state)
     if name in CODE_DIRECTIVES:
         page.code_blocks.append(CodeBlock(state["section"], start + 1, token.info.strip(), token.content))
         return
+    if name == "table":  # a table's caption is its argument: prose
+        caption = re.sub(r"^\s*\{table\}", "", token.info or "").strip()
+        if caption:
+            page.text.setdefault(state["section"], []).append(caption)
+            collect_text(caption, state["section"], start + 1, [], patterns, page, state)
     body_lines = token.content.splitlines()
     skip = 0
     for i, line in enumerate(body_lines):
