@@ -12,9 +12,9 @@ PAGE_ARG := $(if $(PAGE),--page $(PAGE))
 RUN_WHICH := $(if $(findstring B,$(firstword -$(MAKEFLAGS))),--all,--stale)
 
 .DEFAULT_GOAL := all
-.PHONY: all help figures check fix test test-quick golden seeds robustness bench docs clean venv preview
+.PHONY: all help figures check fix test test-quick golden seeds robustness bench docs clean venv preview notebooks notebook-times
 
-all: figures check ## figures, then check
+all: figures check notebooks ## figures, check, then the notebooks
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  make \1\t/' | expand -t 22
@@ -41,6 +41,15 @@ $(VENV_STAMP): requirements.txt
 figures: $(VENV_STAMP) ## rerun the sections whose inputs changed (make -B figures: all)
 	@$(PY) docs/diagrams/run_sections.py $(RUN_WHICH) $(PAGE_ARG)
 
+# Each page's notebook, built from its section scripts and committed numbers;
+# rewritten only when one of its inputs changed (docs/diagrams/notebooks.py).
+notebooks: figures ## rebuild each page's notebook (figures/<page>/<page>.ipynb) if its inputs changed
+	@$(PY) docs/diagrams/notebooks.py $(PAGE_ARG)
+
+# SETTING=quick (default) or page; the page setting of the second page trains for minutes.
+notebook-times: $(VENV_STAMP) ## execute each notebook (SETTING=quick|page) and record how long each experiment takes
+	@$(PY) docs/diagrams/notebooks.py --time $(or $(SETTING),quick) $(PAGE_ARG)
+
 check: $(VENV_STAMP) ## every number in the pages' prose against the printed numbers
 	@$(PY) docs/diagrams/check_page.py $(PAGE)
 
@@ -65,7 +74,7 @@ bench: $(VENV_STAMP) ## time each section, each page and the author's loop again
 	@$(PY) docs/diagrams/bench.py
 
 # -E reads every page afresh, so a broken anchor fails every build, not just the first.
-docs: figures ## build the documentation site into build/site
+docs: notebooks ## build the documentation site into build/site
 	@$(PY) -m sphinx -E -W --keep-going -q -b html docs build/site
 	@echo "built build/site ($$(du -sh build/site | cut -f1)); open build/site/index.html"
 

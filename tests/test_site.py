@@ -14,6 +14,7 @@ file in docs/ but the index), never named here. For every page:
 - every figure is a numbered, captioned figure ("Figure 3" + caption), its
   image links to the full-size SVG, numbered 1, 2, 3, ... down the page;
 - every internal link resolves, and the contents list links every numbered section;
+- its "Run it yourself" links download a valid notebook, the committed one;
 - at 500 px the page does not scroll sideways; a figure keeps a legible
   minimum width and scrolls sideways inside itself instead;
 - folded answers ({dropdown}) open and close, and every tab of a tab set shows
@@ -727,3 +728,22 @@ def test_page_screenshots_saved(loaded, doc):
     for kind in ("desktop", "narrow", "dark"):
         path = ARTIFACTS / f"{view.name}-{kind}.jpg"
         assert path.is_file() and path.stat().st_size > 10_000, f"{path} missing or empty"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_notebook_link_downloads_a_valid_notebook(loaded, server, page):
+    """The page's "Run it yourself" links (a Markdown link to
+    figures/<page>/<page>.ipynb, which Sphinx serves as a download) fetch a
+    valid notebook, the committed one, byte for byte."""
+    import urllib.request
+
+    import nbformat
+
+    urls = sorted({link["url"] for link in loaded(page).state["links"]
+                   if urlsplit(link["url"]).path.endswith(f"/{page}.ipynb")})
+    assert len(urls) == 1, f"{page}: expected one notebook link target, found {urls}"
+    with urllib.request.urlopen(urls[0], timeout=10) as response:
+        data = response.read()
+    nbformat.validate(nbformat.reads(data.decode("utf-8"), as_version=4))
+    committed = REPO / "figures" / page / f"{page}.ipynb"
+    assert data == committed.read_bytes(), f"{page}: the site serves another notebook than {committed.name}"

@@ -165,9 +165,17 @@ def notebook_inputs(package: str) -> list[Path]:
 
 
 def inputs_hash(package: str) -> str:
+    """sha256 over the inputs' paths and contents; of the page's prose only
+    what the notebook uses (its title and numbered headings), so editing a
+    paragraph leaves the notebook current."""
+    page_file = REPO_ROOT / page_config(package).PAGE_FILE
     digest = hashlib.sha256()
     for path in notebook_inputs(package):
-        digest.update(rel_path(path).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+        if path == page_file:
+            content = json.dumps([page_title(package), page_headings(package)], sort_keys=True).encode()
+        else:
+            content = path.read_bytes()
+        digest.update(rel_path(path).encode() + b"\0" + hashlib.sha256(content).digest())
     return digest.hexdigest()
 
 
