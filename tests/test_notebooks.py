@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import re
 import tempfile
@@ -91,18 +92,27 @@ def printed_tables(notebook) -> dict[str, dict[str, str]]:
     return tables
 
 
-@pytest.fixture(scope="module", params=PACKAGES)
-def executed(request):
-    package = request.param
-    setting = SETTING_UNDER_TEST[package]
-    with tempfile.TemporaryDirectory(prefix="notebook-") as tmp:
-        notebook = notebooks.execute(package, setting, Path(tmp))
-    return package, setting, notebook
+@pytest.fixture(scope="module")
+def executed() -> dict:
+    """Every page's notebook executed once, all at the same time (each in its
+    own kernel process, so both cores work): {package: notebook or error}."""
+    def run(package):
+        with tempfile.TemporaryDirectory(prefix="notebook-") as tmp:
+            try:
+                return notebooks.execute(package, SETTING_UNDER_TEST[package], Path(tmp))
+            except Exception as error:  # reported by the test of that page
+                return error
+
+    with concurrent.futures.ThreadPoolExecutor(len(PACKAGES)) as pool:
+        return dict(zip(PACKAGES, pool.map(run, PACKAGES)))
 
 
 @pytest.mark.slow
-def test_notebook_runs_and_prints_the_pinned_numbers(executed):
-    package, setting, notebook = executed
+@pytest.mark.parametrize("package", PACKAGES)
+def test_notebook_runs_and_prints_the_pinned_numbers(executed, package):
+    setting, notebook = SETTING_UNDER_TEST[package], executed[package]
+    if isinstance(notebook, Exception):
+        pytest.fail(f"{package}'s notebook failed in the {setting} setting: {notebook}", pytrace=False)
     page = page_config(package).PAGE
     tables = printed_tables(notebook)
     assert list(tables) == [s for _, s in notebooks.sections_in_page_order(package)]

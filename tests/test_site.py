@@ -60,6 +60,7 @@ REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 ARTIFACTS = REPO / "build" / "test-artifacts"
 SITE_BUDGET_BYTES = 5 * 1024 * 1024  # the whole built site, maths engine included
+DOWNLOADS_BUDGET_BYTES = 2 * 1024 * 1024  # the pages' notebooks, downloaded only on request
 
 
 def _site_conf():
@@ -175,10 +176,15 @@ def test_page_links_to_reports_lead_to_the_robustness_page(site, page):
 
 def test_site_is_small(site):
     """The whole site, maths included, stays under the budget (it was 26 MB
-    when it shipped all of MathJax for a handful of formulas)."""
+    when it shipped all of MathJax for a handful of formulas). The pages'
+    notebooks (_downloads/), which no page loads, have a budget of their own."""
+    downloads = sum(p.stat().st_size for p in (site / "_downloads").rglob("*") if p.is_file())
+    assert downloads < DOWNLOADS_BUDGET_BYTES, (
+        f"the site's downloads (the notebooks) are {downloads / 2**20:.2f} MiB, over their "
+        f"{DOWNLOADS_BUDGET_BYTES / 2**20:.0f} MiB budget")
     sizes: dict[str, int] = {}
     for path in site.rglob("*"):
-        if path.is_file():
+        if path.is_file() and path.relative_to(site).parts[0] != "_downloads":
             top = path.relative_to(site).parts
             key = "/".join(top[:2]) if top[0] in ("_static", "_images") else top[0]
             sizes[key] = sizes.get(key, 0) + path.stat().st_size

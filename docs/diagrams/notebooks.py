@@ -36,6 +36,7 @@ import ast
 import base64
 import hashlib
 import json
+import os
 import re
 import sys
 import tempfile
@@ -261,17 +262,22 @@ def build_notebook(package: str):
             return "not measured yet"
         return format_time({"wall": sum(e["wall"] for e in entries), "cpu": sum(e["cpu"] for e in entries)})
 
-    machine = f" on {timings['machine']}" if timings.get("machine") else ""
+    machine = (f" on {timings['machine']} ({timings.get('cores', '?')} cores), executed with nbclient"
+               if timings.get("machine") else "")
+
+    def load(setting: str) -> str:
+        value = timings.get("load_average", {}).get(setting)
+        return f" (load average {value} when measured: wall times stretch on a busy machine)" if value else ""
     if heavy:
         settings_text = (
             f"- `\"quick\"`: the experiments that train ({', '.join(f'`{s}`' for s in heavy)}) run their "
             "reduced configuration, the one the project's tests pin: the same code with few steps and "
-            f"small sizes. Measured{machine}: {total('quick')} in all.\n"
-            f"- `\"page\"`: the page's own configuration. Measured{machine}: {total('page')} in all.")
+            f"small sizes. Measured{machine}: {total('quick')} in all{load('quick')}.\n"
+            f"- `\"page\"`: the page's own configuration. Measured{machine}: {total('page')} in all{load('page')}.")
     else:
         settings_text = (
             "- `\"quick\"` and `\"page\"` run the same sizes on this page: none of its experiments "
-            f"needs a reduced configuration. Measured{machine}: {total('page')} in all.")
+            f"needs a reduced configuration. Measured{machine}: {total('page')} in all{load('page')}.")
     cells.append(new_markdown_cell(f"""# Run it yourself: {page_title(package)}
 
 This notebook reruns every experiment of the page `{config.PAGE_FILE}`, in the page's order, with the
@@ -284,9 +290,10 @@ code that made the page's numbers and figures: every module is in a cell below, 
 ```sh
 python3 -m venv .venv
 .venv/bin/pip install -r requirements.txt
-.venv/bin/jupyter-execute {config.PAGE}.ipynb     # runs it without a front end; or open it in
-                                                  # JupyterLab or VS Code with the .venv kernel
+.venv/bin/jupyter-execute {config.PAGE}.ipynb   # runs it without a front end (--inplace keeps the outputs)
 ```
+
+or open it in JupyterLab or VS Code with the `.venv` kernel.
 
 **The setting** (the first code cell):
 
@@ -459,6 +466,7 @@ def execute(package: str, setting: str, workdir: Path):
 
 def measure(package: str, setting: str) -> dict:
     """Execute the notebook in ``setting`` and record each experiment's time."""
+    load = os.getloadavg()[0]  # a shared machine's wall times depend on it
     with tempfile.TemporaryDirectory(prefix="notebook-") as tmp:
         started = time.perf_counter()
         execute(package, setting, Path(tmp))
@@ -471,7 +479,9 @@ def measure(package: str, setting: str) -> dict:
     path = timings_path(package)
     timings = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     timings["machine"] = numeric_env.cpu_model()
+    timings["cores"] = os.cpu_count()
     timings.setdefault("settings", {})[setting] = measured
+    timings.setdefault("load_average", {})[setting] = round(load, 1)
     timings.setdefault("whole_notebook_wall", {})[setting] = round(elapsed, 1)
     path.write_text(json.dumps(timings, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return measured
