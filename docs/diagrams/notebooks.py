@@ -92,6 +92,19 @@ def page_headings(package: str) -> dict[int, str]:
     return {int(m.group(1)): m.group(2).strip() for m in re.finditer(r"^## (\d+)\. (.+)$", text, re.M)}
 
 
+def page_code_blocks(package: str) -> dict[int, list[str]]:
+    """The ```python blocks of each numbered section of the page (the page's
+    own runnable code, such as the first page's "Using it in Python")."""
+    text = (REPO_ROOT / page_config(package).PAGE_FILE).read_text(encoding="utf-8")
+    parts = re.split(r"^## (\d+)\. .*$", text, flags=re.M)
+    blocks = {}
+    for number, body in zip(map(int, parts[1::2]), parts[2::2]):
+        found = re.findall(r"^```python\n(.*?)^```[ \t]*$", body, flags=re.M | re.S)
+        if found:
+            blocks[number] = [b.rstrip("\n") for b in found]
+    return blocks
+
+
 def page_title(package: str) -> str:
     text = (REPO_ROOT / page_config(package).PAGE_FILE).read_text(encoding="utf-8")
     return re.search(r"^# (.+)$", text, re.M).group(1).strip()
@@ -167,13 +180,14 @@ def notebook_inputs(package: str) -> list[Path]:
 
 def inputs_hash(package: str) -> str:
     """sha256 over the inputs' paths and contents; of the page's prose only
-    what the notebook uses (its title and numbered headings), so editing a
+    what the notebook uses (its title, numbered headings and Python blocks), so editing a
     paragraph leaves the notebook current."""
     page_file = REPO_ROOT / page_config(package).PAGE_FILE
     digest = hashlib.sha256()
     for path in notebook_inputs(package):
         if path == page_file:
-            content = json.dumps([page_title(package), page_headings(package)], sort_keys=True).encode()
+            content = json.dumps([page_title(package), page_headings(package), page_code_blocks(package)],
+                                 sort_keys=True).encode()
         else:
             content = path.read_bytes()
         digest.update(rel_path(path).encode() + b"\0" + hashlib.sha256(content).digest())
@@ -354,7 +368,15 @@ After editing a machinery cell, restart the kernel and run all."""))
     cells.append(new_code_cell("import section_kit\nfrom notebook_kit import experiment"))
 
     written: set[str] = set()
-    for number, script in sections:
+    code_blocks = page_code_blocks(package)
+    for number, script in sections_and_code_blocks(sections, code_blocks):
+        if script is None:
+            cells.append(new_markdown_cell(
+                f"## Section {number}. {headings.get(number, '')}\n\n"
+                "The page's own code block of this section, as the page shows it: it runs by itself "
+                "(it imports what it needs) and prints what the page's comments show."))
+            cells.extend(new_code_cell(block) for block in code_blocks[number])
+            continue
         heading = headings.get(number, script)
         entry = {s: measured.get(s, {}).get(script) for s in ("quick", "page")}
         if reference[script]["heavy"]:
@@ -397,6 +419,14 @@ After editing a machinery cell, restart the kernel and run all."""))
     })
     nbformat.validate(notebook)
     return notebook
+
+
+def sections_and_code_blocks(sections: list[tuple[int, str]], code_blocks: dict[int, list[str]]):
+    """(section number, script) in page order, with (number, None) where a
+    section holds Python blocks of the page (after that section's script, if any)."""
+    merged = [(number, 0, script) for number, script in sections]
+    merged += [(number, 1, None) for number in code_blocks]
+    return [(number, script) for number, _, script in sorted(merged, key=lambda m: (m[0], m[1]))]
 
 
 def first_paragraph(text: str) -> str:
