@@ -62,8 +62,9 @@ test: $(VENV_STAMP) ## the whole test suite (what CI runs)
 test-quick: $(VENV_STAMP) ## the tests without the slow ones (browser, variant rerun, mutations)
 	@$(PY) -m pytest tests -m "not slow"
 
-golden: figures ## pin the current numbers, claims, figures and prose binding on purpose
+golden: figures ## pin the current numbers, claims, figures and prose binding on purpose (and rebuild the notebooks)
 	@$(PY) tests/write_golden.py $(PAGE_ARG)
+	@$(PY) docs/diagrams/notebooks.py $(PAGE_ARG)
 
 robustness: $(VENV_STAMP) ## rerun every section at seed offsets 0..2 and under other numeric variants
 	@$(PY) docs/diagrams/robustness_report.py $(PAGE_ARG)

@@ -4,7 +4,11 @@
   docs/diagrams/notebooks.py builds now from the scripts, the committed
   numbers and the golden record: a script edited without `make notebooks`
   fails here. It is a valid nbformat 4 notebook whose first code cell holds
-  the setting, and every module cell is the repository file it names.
+  the setting, every module cell is the repository file it names, every
+  section runs once in the page's order, and every experiment states a
+  measured time.
+- The page links the notebook above its first section and in every section
+  where an experiment first runs.
 - Executed top to bottom with nbclient in a temporary directory (slow): the
   second page in its quick setting, every number it prints equal to the
   golden record's pinned reduced run (the full run's for a section without a
@@ -68,6 +72,9 @@ def test_notebook_is_valid_and_holds_the_repository_code(package):
         assert f"docs/diagrams/{package}/{script}.py" in written, f"{script}.py has no cell"
     runs = [RUN_CELL.match(c.source).group(3) for c in code if RUN_CELL.match(c.source)]
     assert runs == scripts, "the notebook must run every section once, in the page's order"
+    untimed = [c.source.splitlines()[0] for c in notebook.cells
+               if c.cell_type == "markdown" and "not measured yet" in c.source]
+    assert not untimed, f"experiments without a measured time (run `make notebook-times`): {untimed}"
 
 
 def printed_tables(notebook) -> dict[str, dict[str, str]]:

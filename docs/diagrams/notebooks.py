@@ -323,7 +323,7 @@ shown beside it.
 After editing an experiment's cells, rerun them and its run cell: it imports the page's modules afresh.
 After editing a machinery cell, restart the kernel and run all."""))
     cells.append(new_code_cell(
-        '# "quick": reduced sizes for the experiments that train (minutes on a laptop);\n'
+        '# "quick": the experiments that train run reduced sizes (seconds each);\n'
         '# "page": the page\'s own configuration, which prints the page\'s numbers.\n'
         f"{SETTING_LINE}\n\n"
         "import sys\n"
