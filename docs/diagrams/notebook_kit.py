@@ -102,6 +102,6 @@ def experiment(package: str, section: str, setting: str) -> section_kit.Section:
         display(SVG(filename=str(out_dir / figure)))
     timings_path = out_dir / "notebook_timings.json"
     timings = json.loads(timings_path.read_text(encoding="utf-8")) if timings_path.exists() else {}
-    timings[section] = {"wall": round(wall, 2), "cpu": round(cpu, 2)}
+    timings[section] = {"wall": round(wall, 2), "cpu": round(cpu, 2), "equal": same, "compared": compared}
     section_kit.write_json_atomically(timings_path, timings)
     return result

@@ -207,10 +207,12 @@ def module_docstring(path: Path) -> str:
     return markdown_docstring(ast.get_docstring(section_inputs._parse(path)) or "")
 
 
-def format_time(entry: dict | None) -> str:
+def format_time(entry: dict | None, against: str = "the page's") -> str:
     if not entry:
         return "not measured yet"
-    return f"{entry['wall']:.1f} s wall, {entry['cpu']:.1f} CPU-s"
+    agreed = (f"; that run printed {entry['equal']} of {entry['compared']} numbers equal to {against}"
+              if "compared" in entry else "")
+    return f"{entry['wall']:.1f} s wall, {entry['cpu']:.1f} CPU-s{agreed}"
 
 
 def writefile_cell(code_dir: str, path: Path, *, hidden: bool = False):
@@ -274,7 +276,9 @@ def build_notebook(package: str):
         entries = [measured.get(setting, {}).get(s) for _, s in sections]
         if not all(entries):
             return "not measured yet"
-        return format_time({"wall": sum(e["wall"] for e in entries), "cpu": sum(e["cpu"] for e in entries)})
+        summed = {key: sum(e[key] for e in entries)
+                  for key in ("wall", "cpu", "equal", "compared") if all(key in e for e in entries)}
+        return format_time(summed, "the expected values")
 
     machine = (f" on {timings['machine']} ({timings.get('cores', '?')} cores), executed with nbclient"
                if timings.get("machine") else "")
@@ -380,7 +384,8 @@ After editing a machinery cell, restart the kernel and run all."""))
         heading = headings.get(number, script)
         entry = {s: measured.get(s, {}).get(script) for s in ("quick", "page")}
         if reference[script]["heavy"]:
-            how_long = (f"Quick setting: {format_time(entry['quick'])}; the page's configuration: "
+            how_long = (f"Quick setting: {format_time(entry['quick'], 'the pinned quick run')}; "
+                        "the page's configuration: "
                         f"{format_time(entry['page'])}{machine}.")
         else:
             how_long = f"Either setting (the same sizes): {format_time(entry['page'] or entry['quick'])}{machine}."
