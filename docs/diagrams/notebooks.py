@@ -9,9 +9,9 @@ imports from it; nothing comes from an import the reader cannot see. Data
 the experiments read (the corpus, the robustness report's data) is written
 by collapsed cells, binary files as base64. The first code cell holds the
 one setting, "quick" (the tests' reduced configuration of every heavy
-section) or "page" (the page's own configuration); the numeric environment
-is pinned (numeric_env.apply) by the first cell that runs after the module
-cells are written, before numpy or torch is imported.
+section) or "page" (the page's own configuration), and stops if numpy or
+torch is already loaded; the cell after numeric_env's pins the numeric
+environment (numeric_env.apply) before anything imports either.
 
 Each experiment's cell runs ``notebook_kit.experiment``: its numbers beside
 the page's committed ones (and, in the quick setting, beside the golden
@@ -225,7 +225,7 @@ def writefile_cell(code_dir: str, path: Path, *, hidden: bool = False):
     return cell
 
 
-def binary_data_cell(code_dir: str, path: Path):
+def binary_data_cell(path: Path):
     from nbformat.v4 import new_code_cell
 
     data = path.read_bytes()
@@ -246,7 +246,7 @@ def data_cells(code_dir: str, path: Path) -> list:
     kind = "binary, written from base64" if is_binary(path) else "text"
     note = new_markdown_cell(f"Data the next experiment reads: `{rel_path(path)}` "
                              f"({path.stat().st_size:,} bytes, {kind}; the cell below is folded).")
-    return [note, binary_data_cell(code_dir, path) if is_binary(path) else writefile_cell(code_dir, path, hidden=True)]
+    return [note, binary_data_cell(path) if is_binary(path) else writefile_cell(code_dir, path, hidden=True)]
 
 
 def is_binary(path: Path) -> bool:
