@@ -210,7 +210,7 @@ def module_docstring(path: Path) -> str:
 def format_time(entry: dict | None, against: str = "the page's") -> str:
     if not entry:
         return "not measured yet"
-    agreed = (f"; that run printed {entry['equal']} of {entry['compared']} numbers equal to {against}"
+    agreed = (f", and that run printed {entry['equal']} of {entry['compared']} numbers equal to {against}"
               if "compared" in entry else "")
     return f"{entry['wall']:.1f} s wall, {entry['cpu']:.1f} CPU-s{agreed}"
 
@@ -280,22 +280,28 @@ def build_notebook(package: str):
                   for key in ("wall", "cpu", "equal", "compared") if all(key in e for e in entries)}
         return format_time(summed, "the expected values")
 
-    machine = (f" on {timings['machine']} ({timings.get('cores', '?')} cores), executed with nbclient"
-               if timings.get("machine") else "")
+    where = (f"measured on {timings['machine']}, {timings.get('cores', '?')} cores, executing this "
+             "notebook with nbclient" if timings.get("machine") else "not measured yet")
 
     def load(setting: str) -> str:
+        whole = timings.get("whole_notebook_wall", {}).get(setting)
         value = timings.get("load_average", {}).get(setting)
-        return f" (load average {value} when measured: wall times stretch on a busy machine)" if value else ""
+        parts = ([f"the whole notebook {whole:.0f} s wall, kernel start and imports included"] if whole else []) \
+            + ([f"load average {value} then: wall times stretch on a busy machine"] if value else [])
+        return f" ({'; '.join(parts)})" if parts else ""
     if heavy:
         settings_text = (
             f"- `\"quick\"`: the experiments that train ({', '.join(f'`{s}`' for s in heavy)}) run their "
             "reduced configuration, the one the project's tests pin: the same code with few steps and "
-            f"small sizes. Measured{machine}: {total('quick')} in all{load('quick')}.\n"
-            f"- `\"page\"`: the page's own configuration. Measured{machine}: {total('page')} in all{load('page')}.")
+            f"small sizes. The experiments together: {total('quick')}{load('quick')}.\n"
+            f"- `\"page\"`: the page's own configuration. The experiments together: "
+            f"{total('page')}{load('page')}.\n\n"
+            f"Times {where}.")
     else:
         settings_text = (
             "- `\"quick\"` and `\"page\"` run the same sizes on this page: none of its experiments "
-            f"needs a reduced configuration. Measured{machine}: {total('page')} in all{load('page')}.")
+            f"needs a reduced configuration. The experiments together: {total('page')}{load('page')}.\n\n"
+            f"Times {where}.")
     cells.append(new_markdown_cell(f"""# Run it yourself: {page_title(package)}
 
 This notebook reruns every experiment of the page `{config.PAGE_FILE}`, in the page's order, with the
@@ -384,16 +390,15 @@ After editing a machinery cell, restart the kernel and run all."""))
         heading = headings.get(number, script)
         entry = {s: measured.get(s, {}).get(script) for s in ("quick", "page")}
         if reference[script]["heavy"]:
-            how_long = (f"Quick setting: {format_time(entry['quick'], 'the pinned quick run')}; "
-                        "the page's configuration: "
-                        f"{format_time(entry['page'])}{machine}.")
+            how_long = (f"in the quick setting {format_time(entry['quick'], 'the pinned quick run')}; "
+                        f"in the page's configuration {format_time(entry['page'])}.")
         else:
-            how_long = f"Either setting (the same sizes): {format_time(entry['page'] or entry['quick'])}{machine}."
+            how_long = f"in either setting (the same sizes) {format_time(entry['page'] or entry['quick'])}."
         script_path = DIAGRAMS_DIR / package / f"{script}.py"
         cells.append(new_markdown_cell(
             f"## Section {number}. {heading}\n\n"
             f"`{rel_path(script_path)}`. {module_docstring(script_path)}\n\n"
-            f"**How long it takes:** {how_long}"))
+            f"**How long it takes** ({where}): {how_long}"))
         for module in modules_needed(package, script):
             if module in written:
                 continue
