@@ -20,9 +20,10 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import json
 import re
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -99,19 +100,35 @@ def printed_tables(notebook) -> dict[str, dict[str, str]]:
     return tables
 
 
+_RUNS: dict[str, tuple[subprocess.Popen, Path]] = {}
+
+
+def start_executing() -> None:
+    """Start executing every page's notebook, each in a child process (its
+    own kernel), so both cores work on them; conftest calls this as soon as
+    the tests are collected, so the notebooks run beside the other tests."""
+    if _RUNS:
+        return
+    scratch = Path(tempfile.mkdtemp(prefix="executed-notebooks-"))
+    for package in PACKAGES:
+        output = scratch / f"{package}.ipynb"
+        command = [sys.executable, str(Path(notebooks.__file__)), "--page", package,
+                   "--execute", SETTING_UNDER_TEST[package], str(output)]
+        _RUNS[package] = (subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                           text=True), output)
+
+
 @pytest.fixture(scope="module")
 def executed() -> dict:
-    """Every page's notebook executed once, all at the same time (each in its
-    own kernel process, so both cores work): {package: notebook or error}."""
-    def run(package):
-        with tempfile.TemporaryDirectory(prefix="notebook-") as tmp:
-            try:
-                return notebooks.execute(package, SETTING_UNDER_TEST[package], Path(tmp))
-            except Exception as error:  # reported by the test of that page
-                return error
-
-    with concurrent.futures.ThreadPoolExecutor(len(PACKAGES)) as pool:
-        return dict(zip(PACKAGES, pool.map(run, PACKAGES)))
+    """{package: executed notebook, or the error output of its run}."""
+    start_executing()
+    results = {}
+    for package, (process, output) in _RUNS.items():
+        log, _ = process.communicate(timeout=notebooks.EXECUTE_TIMEOUT)
+        results[package] = (nbformat.read(output, as_version=4) if process.returncode == 0
+                            else RuntimeError(log[-3000:]))
+        output.unlink(missing_ok=True)
+    return results
 
 
 @pytest.mark.slow

@@ -27,6 +27,7 @@ notebook differs from a fresh build.
 
     python docs/diagrams/notebooks.py [--page SLUG] [--check]
     python docs/diagrams/notebooks.py --time quick|page [--page SLUG]
+    python docs/diagrams/notebooks.py --execute quick|page OUTPUT --page SLUG
 """
 
 from __future__ import annotations
@@ -534,8 +535,20 @@ def main() -> int:
                         help="exit 1 if a committed notebook differs from a fresh build")
     parser.add_argument("--time", choices=("quick", "page"),
                         help="execute the notebook in this setting and record each experiment's time")
+    parser.add_argument("--execute", nargs=2, metavar=("SETTING", "OUTPUT"),
+                        help="execute one page's notebook in SETTING in a temporary directory and "
+                             "write the executed notebook to OUTPUT (the tests)")
     args = parser.parse_args()
     packages = [package_for_page(args.page)] if args.page else page_packages()
+    if args.execute:
+        import nbformat
+
+        if len(packages) != 1:
+            parser.error("--execute needs --page")
+        setting, output = args.execute
+        with tempfile.TemporaryDirectory(prefix="notebook-") as tmp:
+            nbformat.write(execute(packages[0], setting, Path(tmp)), output)
+        return 0
     status = 0
     for package in packages:
         path = notebook_path(package)
