@@ -15,9 +15,9 @@ PAGE_ARG := $(if $(PAGE),--page $(PAGE))
 RUN_WHICH := $(if $(findstring B,$(firstword -$(MAKEFLAGS))),--all,--stale)
 
 .DEFAULT_GOAL := all
-.PHONY: all help figures check fix lint test test-quick golden seeds robustness bench docs pdf clean venv preview new-page remove-page lock
+.PHONY: all help figures check fix lint test test-quick golden seeds robustness bench docs pdf clean venv preview new-page remove-page lock notebooks notebook-times
 
-all: figures check ## figures, then check
+all: figures check notebooks ## figures, check, then the notebooks
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  make \1\t/' | expand -t 22
@@ -59,6 +59,15 @@ lock: $(VENV_STAMP) ## write requirements.lock from requirements.txt (then make 
 figures: $(VENV_STAMP) ## rerun the sections whose inputs changed (make -B figures: all)
 	@$(PY) docs/diagrams/run_sections.py $(RUN_WHICH) $(PAGE_ARG)
 
+# Each page's notebook, built from its section scripts and committed numbers;
+# rewritten only when one of its inputs changed (docs/diagrams/notebooks.py).
+notebooks: figures ## rebuild each page's notebook (figures/<page>/<page>.ipynb) if its inputs changed
+	@$(PY) docs/diagrams/notebooks.py $(PAGE_ARG)
+
+# SETTING=quick (default) or page; the page setting of the second page trains for minutes.
+notebook-times: $(VENV_STAMP) ## execute each notebook (SETTING=quick|page) and record how long each experiment takes
+	@$(PY) docs/diagrams/notebooks.py --time $(or $(SETTING),quick) $(PAGE_ARG)
+
 check: $(VENV_STAMP) ## every number in the pages' prose against the printed numbers
 	@$(PY) docs/diagrams/check_page.py $(PAGE)
 
@@ -75,8 +84,9 @@ test: $(VENV_STAMP) ## the whole test suite, lint included (what CI runs)
 test-quick: $(VENV_STAMP) ## the tests without the slow ones (browser, variant rerun, mutations)
 	@$(PY) -m pytest tests -m "not slow"
 
-golden: figures ## pin the current numbers, claims, figures and prose binding on purpose
+golden: figures ## pin the current numbers, claims, figures and prose binding on purpose (and rebuild the notebooks)
 	@$(PY) tests/write_golden.py $(PAGE_ARG)
+	@$(PY) docs/diagrams/notebooks.py $(PAGE_ARG)
 
 robustness: $(VENV_STAMP) ## rerun every section at seed offsets 0..2 and under other numeric variants
 	@$(PY) docs/diagrams/robustness_report.py $(PAGE_ARG)
@@ -87,7 +97,7 @@ bench: $(VENV_STAMP) ## time each section, each page and the author's loop again
 	@$(PY) docs/diagrams/bench.py
 
 # -E reads every page afresh, so a broken anchor fails every build, not just the first.
-docs: figures ## build the documentation site into build/site
+docs: notebooks ## build the documentation site into build/site
 	@$(PY) -m sphinx -E -W --keep-going -q -b html docs build/site
 	@echo "built build/site ($$(du -sh build/site | cut -f1)); open build/site/index.html"
 

@@ -164,3 +164,14 @@ def regenerated(tmp_path_factory) -> dict[str, SectionRun]:
 @pytest.fixture(params=SECTIONS, ids=SECTION_IDS)
 def run(request, regenerated) -> SectionRun:
     return regenerated[request.param.name]
+
+
+def pytest_collection_finish(session) -> None:
+    """Start the pages' notebooks executing (tests/test_notebooks.py) as soon
+    as the tests are known, in child processes, so their kernels run beside
+    the other tests instead of after them."""
+    if any(item.module.__name__ == "test_notebooks" and item.get_closest_marker("slow")
+           for item in session.items if getattr(item, "module", None)):
+        import test_notebooks
+
+        test_notebooks.start_executing()

@@ -34,6 +34,7 @@ file in docs/ but the index), never named here. For every page:
 - in print (emulated print media) every folded answer and every tab shows,
   with no navigation; `make pdf`'s printer (docs/site_pdf.py) writes a PDF of
   every page, which the page links;
+- its "Run it yourself" links download a valid notebook, the committed one;
 - folded answers ({dropdown}) open and close, and every tab of a tab set shows
   its own content and hides the others;
 - in the dark theme code names are not drawn as links (no underline);
@@ -81,6 +82,7 @@ REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 ARTIFACTS = TEST_ARTIFACTS  # build/test-artifacts/ (a temporary folder on a read-only checkout)
 SITE_BUDGET_BYTES = 5 * 1024 * 1024  # the whole built site, maths engine included
+DOWNLOADS_BUDGET_BYTES = 2 * 1024 * 1024  # the pages' notebooks, downloaded only on request
 
 
 def _site_conf():
@@ -198,10 +200,15 @@ def test_page_links_to_reports_lead_to_the_robustness_page(site, page):
 
 def test_site_is_small(site):
     """The whole site, maths included, stays under the budget (it was 26 MB
-    when it shipped all of MathJax for a handful of formulas)."""
+    when it shipped all of MathJax for a handful of formulas). The pages'
+    notebooks (_downloads/), which no page loads, have a budget of their own."""
+    downloads = sum(p.stat().st_size for p in (site / "_downloads").rglob("*") if p.is_file())
+    assert downloads < DOWNLOADS_BUDGET_BYTES, (
+        f"the site's downloads (the notebooks) are {downloads / 2**20:.2f} MiB, over their "
+        f"{DOWNLOADS_BUDGET_BYTES / 2**20:.0f} MiB budget")
     sizes: dict[str, int] = {}
     for path in site.rglob("*"):
-        if path.is_file():
+        if path.is_file() and path.relative_to(site).parts[0] != "_downloads":
             top = path.relative_to(site).parts
             key = "/".join(top[:2]) if top[0] in ("_static", "_images") else top[0]
             sizes[key] = sizes.get(key, 0) + path.stat().st_size
@@ -1083,3 +1090,22 @@ def test_page_screenshots_saved(loaded, doc):
     for name in ("desktop.jpg", "narrow.jpg", "dark.jpg", "desktop-first.png", "phone-first.png"):
         path = ARTIFACTS / f"{view.name}-{name}"
         assert path.is_file() and path.stat().st_size > 10_000, f"{path} missing or empty"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_notebook_link_downloads_a_valid_notebook(loaded, server, page):
+    """The page's "Run it yourself" links (a Markdown link to
+    figures/<page>/<page>.ipynb, which Sphinx serves as a download) fetch a
+    valid notebook, the committed one, byte for byte."""
+    import urllib.request
+
+    import nbformat
+
+    urls = sorted({link["url"] for link in loaded(page).state["links"]
+                   if urlsplit(link["url"]).path.endswith(f"/{page}.ipynb")})
+    assert len(urls) == 1, f"{page}: expected one notebook link target, found {urls}"
+    with urllib.request.urlopen(urls[0], timeout=10) as response:
+        data = response.read()
+    nbformat.validate(nbformat.reads(data.decode("utf-8"), as_version=4))
+    committed = REPO / "figures" / page / f"{page}.ipynb"
+    assert data == committed.read_bytes(), f"{page}: the site serves another notebook than {committed.name}"
