@@ -332,16 +332,27 @@ def compute(section):
                             "first": first, "settle": settle, "peak": after.max()}
         q(f"adam_fastest_rate_{label}", ADAM_RATES[fastest], "g")
         q(f"adam_fastest_first_{label}", first[fastest], ",d")
+        # Every seed and kernel: the fastest run does not stay at the target
+        # it first touched. How far it climbs, and which rate settles first on
+        # the standardised problem, are the page's run only (the robustness
+        # report shows them moving with the seed and, for the latter, the kernel).
+        section.claim(f"on the {label} problem, the run that first touches the target excess of "
+                      f"{TARGET_EXCESS:g} later climbs back above it",
+                      after.max() >= TARGET_EXCESS, f"peak after the first touch {after.max():.3g}",
+                      backs=("then climbs above it again",))
         section.claim(f"on the {label} problem the rate that first touches the target is not "
-                      "the one that settles first",
-                      fastest != best, backs=("the rate that gets there first is not the one that stays",))
-        section.claim(f"on the {label} problem, the run that touches the target excess of "
-                      f"{TARGET_EXCESS:g} first later climbs over a hundred times above it",
-                      after.max() > 100 * TARGET_EXCESS, f"peak {after.max():.3g}",
-                      backs=("then climbs far above it",))
-    section.claim("on the raw problem, the run that touches the target first later climbs above "
-                  "its starting excess", adam_runs["raw"]["peak"] > raw.excess(0),
-                  backs=("above where it started",))
+                      "the one that settles first", fastest != best, every_seed=(label == "raw"),
+                      backs=("the rate that gets there first is not the one that stays",)
+                      if label == "raw" else ())
+    std_peak, raw_peak = adam_runs["std"]["peak"], adam_runs["raw"]["peak"]
+    section.claim(f"on the page's run, on the std problem, the run that first touches the target "
+                  f"excess of {TARGET_EXCESS:g} later climbs over a hundred times above it",
+                  std_peak > 100 * TARGET_EXCESS, f"peak {std_peak:.3g}", every_seed=False,
+                  backs=("then climbs far above it",))
+    section.claim("on the page's run, on the raw problem, the run that first touches the target "
+                  "later climbs above its starting excess", raw_peak > raw.excess(0),
+                  f"peak {raw_peak:.3g}", every_seed=False,
+                  backs=("later climbs back above where it started",))
     q("adam_steps_raw", adam["raw"][0], ",d")
     q("adam_rate_raw", adam["raw"][1], "g")
     q("adam_steps_std", adam["std"][0], ",d")
