@@ -374,15 +374,15 @@ def compute(section):
     raw_run["exit"] = raw_exit
     q("adam_raw_exit", raw_exit, ",d")
     q("adam_raw_later_peak", raw_run["later_peak"], ".4f")
-    section.claim(f"on the raw problem, the rate that stays below the target to step {ADAM_STEPS:,} "
+    section.claim(f"on the raw problem, the rate that stays below the target excess of {TARGET_EXCESS:g} to step {ADAM_STEPS:,} "
                   f"climbs back above it before step {ADAM_CHECK_STEPS:,}",
                   raw_run["later_peak"] >= TARGET_EXCESS, f"peak {raw_run['later_peak']:.3g}",
                   backs=("leaves the target again soon after step 5,000",))
-    section.claim(f"on the raw problem, every rate of the grid is above the target at some step "
+    section.claim(f"on the raw problem, every rate of the grid is above the target excess of {TARGET_EXCESS:g} at some step "
                   f"from {ADAM_STEPS + 1:,} to {ADAM_CHECK_STEPS:,}", bool(raw_run["later_above"].all()),
                   f"above later: {raw_run['later_above'].tolist()}",
                   backs=("every rate of the grid is above the target again at some step before step 10,000",))
-    section.claim(f"on the std problem, the rate that stays below the target to step {ADAM_STEPS:,} "
+    section.claim(f"on the std problem, the rate that stays below the target excess of {TARGET_EXCESS:g} to step {ADAM_STEPS:,} "
                   f"stays below it to step {ADAM_CHECK_STEPS:,}", std_run["later_peak"] < TARGET_EXCESS,
                   f"peak {std_run['later_peak']:.3g}", every_seed=False,
                   backs=("stays below through step 10,000",))
@@ -391,7 +391,7 @@ def compute(section):
     # thousandfold more than Adam on either count.
     gd_fast = Problem(raw.X, raw.y, lr_factor=GD_NEAR_LIMIT)
     steps_fast = gd_fast.steps_to(TARGET_EXCESS)
-    section.claim("gradient descent near its limit: below the target at the step count, not one step before",
+    section.claim(f"gradient descent near its limit: below the target {TARGET_EXCESS:g} at the step count, not one step before",
                   gd_fast.excess(steps_fast) < TARGET_EXCESS <= gd_fast.excess(steps_fast - 1))
     q("gd_near_limit_factor", GD_NEAR_LIMIT, ".2f")
     q("steps_raw_near_limit", steps_fast, ",d")
