@@ -289,7 +289,7 @@ def autocast_on_the_cpu(section, torch) -> None:
     section.claim("on the CPU, autocast runs a linear layer in bfloat16 and the loss in float32",
                   dtypes["linear (float32 in)"] == torch.bfloat16
                   and dtypes["mse_loss (bfloat16 in)"] == torch.float32, detail,
-                  backs=("on the CPU it runs linear layers in bfloat16 and casts the loss up to float32",))
+                  backs=("it runs linear layers in bfloat16 and casts the loss up to float32",))
     section.claim("on the CPU, autocast leaves layer norm, RMS norm and softmax in the dtype they are given",
                   all(dtypes[k] == torch.bfloat16 for k in
                       ("layer_norm (bfloat16 in)", "rms_norm (bfloat16 in)", "softmax (bfloat16 in)")),
