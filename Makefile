@@ -68,8 +68,9 @@ notebooks: figures ## rebuild each page's notebook (figures/<page>/<page>.ipynb)
 notebook-times: $(VENV_STAMP) ## execute each notebook (SETTING=quick|page) and record how long each experiment takes
 	@$(PY) docs/diagrams/notebooks.py --time $(or $(SETTING),quick) $(PAGE_ARG)
 
-check: $(VENV_STAMP) ## every number in the pages' prose against the printed numbers
+check: $(VENV_STAMP) ## every number in the pages' prose against the printed numbers; every citation against the bibliography
 	@$(PY) docs/diagrams/check_page.py $(PAGE)
+	@$(PY) docs/diagrams/check_citations.py
 
 fix: $(VENV_STAMP) ## rewrite the stale numbers make check found (unambiguous ones)
 	@$(PY) docs/diagrams/check_page.py --fix $(PAGE)
