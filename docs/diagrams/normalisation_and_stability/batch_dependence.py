@@ -346,7 +346,7 @@ def draw(section, results):
         ("", []),
         ("filler counted", padded),
         ("", []),
-    ], fills=[real_fill, PALETTE["light"], filled_fill, PALETTE["light"]], label_width=2.3,
+    ], fills=[real_fill, PALETTE["light"], filled_fill, PALETTE["light"]], label_width=2.6,
         fontsize=9)
     for y, mean, spread, out, colour in (
         (1, "pad_real_mean", "pad_real_spread", "pad_output_real", PALETTE["blue"]),

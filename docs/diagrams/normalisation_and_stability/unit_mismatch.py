@@ -531,7 +531,7 @@ def draw(section, results):
 
     # Excess loss against step, log-log.
     steps = results["steps"]
-    fig = new_figure(8.4, 3.6, margins=(0.66, 0.46, 0.05, 0.24))
+    fig = new_figure(8.4, 3.6, margins=(0.66, 0.46, 0.05, 0.42))
     ax = fig.add_subplot()
     ax.plot(results["t_log"], results["raw_excess"], color=blue, label="raw units")
     ax.plot(results["t_std_excess"], results["std_excess"], "o-", color=orange, markersize=4,
@@ -552,12 +552,12 @@ def draw(section, results):
     ax.set_xlabel("gradient-descent step (log scale)")
     ax.set_ylabel("excess loss above the best (log scale)")
     ax.legend(loc="lower left", bbox_to_anchor=(0.2, 0.25))
-    ax.set_title(f"Gradient descent needs {t('steps_ratio')} times as many steps in raw units"
-                 f" ({t('steps_raw')} against {t('steps_std')})", loc="left", fontsize=10.5)
+    ax.set_title(f"Gradient descent needs {t('steps_ratio')} times as many steps in raw units\n"
+                 f"({t('steps_raw')} against {t('steps_std')})", loc="left")
     section.save_figure(fig, "excess_loss")
 
     # Weight paths as a fraction of the best value.
-    fig = new_figure(8.4, 3.4, margins=(0.53, 0.46, 0.05, 0.24), grid=(1, 2), wspace=0.43,
+    fig = new_figure(8.4, 3.4, margins=(0.58, 0.46, 0.05, 0.24), grid=(1, 2), wspace=0.43,
                      suptitle=f"Height weight: {t('height_fraction', 1)} of its best after "
                               f"{t('fraction_steps', 1)} raw steps; standardised, settled in "
                               f"{t('std_settled_steps')} steps")
