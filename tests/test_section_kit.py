@@ -181,7 +181,7 @@ def test_matplotlibrc_in_the_working_directory_changes_nothing(tmp_path):
             % str(Path(__file__).resolve().parents[1] / "docs" / "diagrams"))
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin", "MATPLOTLIBRC": str(tmp_path / "matplotlibrc")})
-    assert done.stdout.split() == ["1.8", "10.0"], done.stderr
+    assert done.stdout.split() == ["1.8", "11.0"], done.stderr
 
 
 def test_measurements_are_kept_for_the_same_inputs(tmp_path, monkeypatch):

@@ -74,6 +74,7 @@ def draw(section, results):
                      suptitle="The same example in two batches: only batch norm's output moves")
     axes = fig.subplots(1, 2, sharey=True)
     low, high = nice_limits(np.concatenate([*out["bn"], *out["ln"]]), pad=0.08)
+    low -= 0.3 * (high - low)  # room below the curves for the legend
     features = np.arange(FEATURES)
     for ax, key, title in ((axes[0], "bn", f"batch norm: changes by up to {t('bn_change')}"),
                            (axes[1], "ln", f"layer norm: changes by {t('ln_change')}")):

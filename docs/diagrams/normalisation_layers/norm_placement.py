@@ -206,6 +206,7 @@ def draw(section, results):
              "low": ("post_low", "pre_low")}
     values = [v for key in shown["high"] + shown["low"] for v in runs[key]["validation"]]
     low, top = nice_limits(values)
+    top += 0.4 * (top - low)  # room above the curves for the legends
     for ax, panel, rate in ((left, "high", high), (right, "low", low_rate)):
         for key in shown[panel]:
             place = "pre" if key.startswith("pre") else "post"
@@ -226,7 +227,7 @@ def draw(section, results):
     section.save_figure(fig, "curves")
 
     # Section 8: layer norm and RMS norm, the lr 0.01 pre-norm runs.
-    fig = new_figure(8.0, 3.0, margins=(0.62, 0.5, 0.3, 0.12),
+    fig = new_figure(8.0, 3.4, margins=(0.62, 0.5, 0.3, 0.12),
                      suptitle=f"RMS norm trains like layer norm (pre-norm, lr {high}, no warmup; "
                               f"from step {section.text('eval_every')})")
     ax = fig.add_subplot()
