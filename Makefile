@@ -41,8 +41,9 @@ $(VENV_STAMP): requirements.txt
 figures: $(VENV_STAMP) ## rerun the sections whose inputs changed (make -B figures: all)
 	@$(PY) docs/diagrams/run_sections.py $(RUN_WHICH) $(PAGE_ARG)
 
-check: $(VENV_STAMP) ## every number in the pages' prose against the printed numbers
+check: $(VENV_STAMP) ## every number in the pages' prose against the printed numbers; every citation against the bibliography
 	@$(PY) docs/diagrams/check_page.py $(PAGE)
+	@$(PY) docs/diagrams/check_citations.py
 
 fix: $(VENV_STAMP) ## rewrite the stale numbers make check found (unambiguous ones)
 	@$(PY) docs/diagrams/check_page.py --fix $(PAGE)

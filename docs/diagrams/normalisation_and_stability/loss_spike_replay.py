@@ -254,6 +254,9 @@ def compute(section):
     q("level_range", [level.min(), level.max()], ".4f")
     section.claim("the just-before loss lies within the level of the last steps before the bad one",
                   bool(level.min() <= loss_before <= level.max()))
+    section.claim("on the page's run the just-before loss is the highest of the level of the last "
+                  "steps before the bad one", bool(loss_before == level.max()), every_seed=False,
+                  backs=("On this run the highest value in that window",))
     q("loss_on_bad_step", loss0[bad_row], ".4f")
     peak_row = bad_row + int(np.argmax(loss0[bad_row:]))
     peak_loss = loss0[peak_row]

@@ -216,7 +216,10 @@ def adam_moments(section, torch) -> None:
     """Why Adam's two running averages stay in float32: the update each makes
     per step against bfloat16's half step. A second moment that starts at 1
     and is fed a squared gradient of 0.5 at every step, with beta2 = 0.999,
-    in bfloat16 and in float32; the first moment with beta1 = 0.9 likewise."""
+    in bfloat16 and in float32; the first moment with beta1 = 0.9 likewise.
+    The bfloat16 average is stored in bfloat16, and each update is computed
+    in float32 (float32 constants) and rounded back to bfloat16 when stored,
+    as a bfloat16 state tensor is."""
     q = section.quote
     q("moment_beta1", MOMENT_BETAS[0], "g")
     q("moment_beta2", MOMENT_BETAS[1], "g")
@@ -230,11 +233,12 @@ def adam_moments(section, torch) -> None:
     q("moment_steps", MOMENT_STEPS, ",d")
     ends = {}
     for key, beta in (("m", MOMENT_BETAS[0]), ("v", MOMENT_BETAS[1])):
-        for fmt, dtype in (("bf16", torch.bfloat16), ("f32", torch.float32)):
-            value = torch.tensor(MOMENT_START, dtype=dtype)
-            b, new = torch.tensor(beta, dtype=dtype), torch.tensor((1 - beta) * MOMENT_TARGET, dtype=dtype)
+        b = torch.tensor(beta, dtype=torch.float32)
+        new = torch.tensor((1 - beta) * MOMENT_TARGET, dtype=torch.float32)
+        for fmt, storage in (("bf16", torch.bfloat16), ("f32", torch.float32)):
+            value = torch.tensor(MOMENT_START, dtype=storage)
             for _ in range(MOMENT_STEPS):
-                value = b * value + new
+                value = (b * value.float() + new).to(storage)
             ends[key, fmt] = float(value)
         exact = MOMENT_TARGET + (MOMENT_START - MOMENT_TARGET) * beta**MOMENT_STEPS
         q(f"{key}_exact_end", exact, ".3f")
@@ -246,8 +250,10 @@ def adam_moments(section, torch) -> None:
     section.claim("in float32 the second moment follows the exact average to 3 decimals",
                   abs(ends["v", "f32"] - (MOMENT_TARGET + (MOMENT_START - MOMENT_TARGET)
                                           * MOMENT_BETAS[1] ** MOMENT_STEPS)) < 5e-4)
-    section.claim("in bfloat16 the first moment (beta1 0.9) gets within 0.01 of its target",
-                  abs(ends["m", "bf16"] - MOMENT_TARGET) < 0.01, f"ends at {ends['m', 'bf16']}")
+    section.claim("in bfloat16 the first moment (beta1 0.9) moves over 90% of the way to its target "
+                  "but stops short of it by more than 0.005",
+                  0.005 < ends["m", "bf16"] - MOMENT_TARGET < 0.1 * (MOMENT_START - MOMENT_TARGET),
+                  f"ends at {ends['m', 'bf16']}", backs=("it stops short",))
 
 
 def master_copy(section, torch) -> dict:
@@ -453,6 +459,13 @@ def memory(section, facts) -> dict:
     q("mem_mixed_total", sum(mixed), ",d")
     section.claim("mixed precision costs as many bytes per weight as all-float32 with Adam (16)",
                   sum(mixed) == sum(all_f32) == 16)
+    # Autocast keeps the all-float32 pieces and adds, for the arithmetic, a
+    # 16-bit cast of each weight that it caches through the forward pass and
+    # autograd saves for the backward pass.
+    autocast_peak = sum(all_f32) + facts["bf16"]["bytes"]
+    q("mem_autocast_peak", autocast_peak, ",d")
+    section.claim("under autocast the weights cost more bytes per weight at the peak than all-float32",
+                  autocast_peak > sum(all_f32), backs=("cost no less",))
     q("act_rows", ACT_ROWS, ",d")
     q("act_cols", ACT_COLS, ",d")
     q("mb_power", MB, "pow2")
@@ -575,7 +588,7 @@ def draw_memory(section, results) -> None:
     xs = np.arange(len(PIECES))
     for offset, values, key, colour, label in (
         (-width / 2, results["bytes"]["all_f32"], "mem_f32", PALETTE["blue"],
-         f"all float32, as under PyTorch autocast: {t('mem_f32_total')} bytes"),
+         f"all float32 (autocast adds a {t('bf16_bytes')}-byte copy): {t('mem_f32_total')} bytes"),
         (width / 2, results["bytes"]["mixed"], "mem_mixed", PALETTE["orange"],
          f"16-bit weights and gradients + float32 master: {t('mem_mixed_total')} bytes"),
     ):
