@@ -76,7 +76,7 @@ STRUCTURAL = (
     r"[Ss]ections (?:[1-9], )*[1-9] and (?P<n>[1-9][0-9]?)\b",
     r"first page's section (?P<n>[1-9])\b",
     # The year of a cited paper: "(Ioffe and Szegedy, 2015)", "Bjorck et al. (2018)".
-    r"(?:[A-Z][A-Za-z]+|al\.),? \(?(?P<n>(?:19|20)\d\d)\)?",
+    r"(?:[A-Z][A-Za-z]+|al\.|colleagues),? \(?(?P<n>(?:19|20)\d\d)\)?",
     r"^(?P<n>(?:19|20)\d\d)$",  # the year column of the lineage table
     r"GPT-(?P<n>2)\b",  # model names, not results
     r"ViT-(?P<n>22)B\b",
