@@ -254,6 +254,46 @@ def adam_moments(section, torch) -> None:
                   "but stops short of it by more than 0.005",
                   0.005 < ends["m", "bf16"] - MOMENT_TARGET < 0.1 * (MOMENT_START - MOMENT_TARGET),
                   f"ends at {ends['m', 'bf16']}", backs=("it stops short",))
+    # The largest fall one step can make is (1 − beta2)·v (a squared gradient
+    # of zero): 0.1% of v, under bfloat16's smallest relative half step 2⁻⁹,
+    # so rounding to nearest puts v back. Checked on every positive normal
+    # bfloat16 value, not only on 1.
+    section.claim("one step of the second moment falls by at most less than bfloat16's smallest "
+                  "relative half step", 1 - MOMENT_BETAS[1] < eps / 4)
+    patterns = torch.arange(0x0080, 0x7F80, dtype=torch.int32).to(torch.int16)  # positive normals
+    every_v = patterns.view(torch.bfloat16)
+    fallen = (torch.tensor(MOMENT_BETAS[1], dtype=torch.float32) * every_v.float()).to(torch.bfloat16)
+    section.claim("stored in bfloat16, the second moment can never fall: 0.999·v rounds back to v "
+                  "for every positive normal bfloat16 v", bool(torch.equal(fallen, every_v)),
+                  f"{int((fallen != every_v).sum())} values fall", backs=("it can never fall",))
+
+
+def autocast_on_the_cpu(section, torch) -> None:
+    """What torch.autocast("cpu", dtype=torch.bfloat16) does to the operations
+    section 5 lists, in the pinned torch: a linear layer is cast down to
+    bfloat16, the loss is cast up to float32, and layer norm, RMS norm and
+    softmax are left alone (they run in the dtype they are given). On a GPU,
+    autocast's float32 list also holds the normalisations and softmax."""
+    F = torch.nn.functional
+    low = torch.linspace(-2.0, 2.0, 32).reshape(4, 8).to(torch.bfloat16)
+    weight = torch.eye(8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        dtypes = {
+            "linear (float32 in)": F.linear(low.float(), weight).dtype,
+            "mse_loss (bfloat16 in)": F.mse_loss(low, torch.zeros_like(low)).dtype,
+            "layer_norm (bfloat16 in)": F.layer_norm(low, (8,)).dtype,
+            "rms_norm (bfloat16 in)": F.rms_norm(low, (8,)).dtype,
+            "softmax (bfloat16 in)": F.softmax(low, dim=-1).dtype,
+        }
+    detail = ", ".join(f"{k}: {v}".replace("torch.", "") for k, v in dtypes.items())
+    section.claim("on the CPU, autocast runs a linear layer in bfloat16 and the loss in float32",
+                  dtypes["linear (float32 in)"] == torch.bfloat16
+                  and dtypes["mse_loss (bfloat16 in)"] == torch.float32, detail,
+                  backs=("on the CPU it runs linear layers in bfloat16 and casts the loss up to float32",))
+    section.claim("on the CPU, autocast leaves layer norm, RMS norm and softmax in the dtype they are given",
+                  all(dtypes[k] == torch.bfloat16 for k in
+                      ("layer_norm (bfloat16 in)", "rms_norm (bfloat16 in)", "softmax (bfloat16 in)")),
+                  detail, backs=("leaves layer norm, RMS norm and softmax in whatever dtype they are given",))
 
 
 def master_copy(section, torch) -> dict:
@@ -528,6 +568,7 @@ def compute(section):
     facts = format_facts(section, torch)
     paths = master_copy(section, torch)
     adam_moments(section, torch)
+    autocast_on_the_cpu(section, torch)
     grads = underflow(section, torch)
     stored = overflow(section, torch)
     bytes_ = memory(section, facts)
@@ -580,26 +621,35 @@ def draw_formats(section, results) -> None:
 def draw_memory(section, results) -> None:
     t, texts = section.text, section.texts
     fig = new_figure(8.4, 3.2, margins=(0.41, 0.44, 0.05, 0.44), grid=(1, 2), wspace=0.54,
-                     suptitle="Mixed precision saves nothing on the weights; the saving is in the "
+                     suptitle="Mixed precision costs no less on the weights; the saving is in the "
                               "activations")
     grid = fig.add_gridspec(1, 2, width_ratios=[3.2, 1])
     ax = fig.add_subplot(grid[0])
     width = 0.38
     xs = np.arange(len(PIECES))
+    # Autocast's cached 16-bit copy of each weight sits on top of the float32
+    # weights it is made from (hatched): it exists only while a step runs.
+    copy_bytes = results["facts"]["bf16"]["bytes"]
     for offset, values, key, colour, label in (
         (-width / 2, results["bytes"]["all_f32"], "mem_f32", PALETTE["blue"],
-         f"all float32 (autocast adds a {t('bf16_bytes')}-byte copy): {t('mem_f32_total')} bytes"),
+         f"all float32: {t('mem_f32_total')} bytes ({t('mem_autocast_peak')} at the peak under autocast)"),
         (width / 2, results["bytes"]["mixed"], "mem_mixed", PALETTE["orange"],
          f"16-bit weights and gradients + float32 master: {t('mem_mixed_total')} bytes"),
     ):
         ax.bar(xs + offset, values, width, color=colour, label=label)
-        for x, v, text in zip(xs + offset, values, texts(key)):
+        for i, (x, v, text) in enumerate(zip(xs + offset, values, texts(key))):
+            if key == "mem_f32" and i == 0:
+                v, text = v + copy_bytes, f"{text} + {t('bf16_bytes')}"
             ax.text(x, v + 0.08, text, ha="center", va="bottom", fontsize=9)
+    ax.bar(xs[0] - width / 2, copy_bytes, width, bottom=results["bytes"]["all_f32"][0],
+           facecolor="white", edgecolor=PALETTE["blue"], hatch="///", linewidth=1.0,
+           label=f"autocast's cached 16-bit copy: {t('bf16_bytes')} bytes")
     ax.set_xticks(xs, [p.replace(" ", "\n") for p in PIECES])
     ax.set_ylabel("bytes per weight")
-    ax.legend(loc="upper left", ncol=1, fontsize=8.5)
-    ax.set_ylim(0, 6.4)
-    ax.set_title("Adam, per weight:\nthe same total either way", loc="left")
+    ax.legend(loc="upper right", ncol=1, fontsize=8.5)
+    ax.set_ylim(0, 7.6)
+    ax.set_title(f"Adam, per weight: {t('mem_f32_total')} bytes either way,\n"
+                 f"{t('mem_autocast_peak')} at autocast's peak", loc="left")
 
     ax = fig.add_subplot(grid[1])
     mbs = results["bytes"]["act"]

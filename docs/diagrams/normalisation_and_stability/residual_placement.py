@@ -488,16 +488,38 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     section.claim("post-norm's ratio falls on both sides of 1",
                   bool(ratios[POST].min() < 1 < ratios[POST].max()))
 
+    # The stack the learning-rate sweep trains (rng(SWEEP_SEED), 120 rows,
+    # squared error) is not one of the depth stacks: its own first/last ratio
+    # of the stream gradient at the start is measured here.
+    sweep_ratio = {}
     for placement in PLACEMENTS:  # the training gradients, hand and autograd
         stack = StackedRuns(placement, SWEEP_BLOCKS, 1, N_ROWS)
         stack.load(sweep_weights)
-        stack.backward(x, (stack.forward(x) - y) * (2.0 / N_ROWS))
-        auto, _ = torch_stack(placement, sweep_weights, x, y)
+        stream_grads = np.empty((SWEEP_BLOCKS + 1, 1, N_ROWS, WIDTH))
+        stack.backward(x, (stack.forward(x) - y) * (2.0 / N_ROWS), stream_grads)
+        auto, auto_streams = torch_stack(placement, sweep_weights, x, y)
         hand = np.concatenate([g.ravel() for g in (stack.g_in, stack.g1, stack.g2, stack.g_out)])
         auto = np.concatenate([g.ravel() for g in auto])
         scale = float(np.max(np.abs(auto)))
         section.agree(f"{placement}-norm: first MSE gradients of every weight, hand and autograd "
                       f"(relative to the largest)", hand / scale, auto / scale, atol=AUTOGRAD_RTOL)
+        stream_scale = float(np.max(np.abs(auto_streams)))
+        section.agree(f"{placement}-norm: first MSE stream gradients of the swept stack, hand and autograd "
+                      f"(relative to the largest)", stream_grads[:, 0] / stream_scale,
+                      auto_streams.reshape(stream_grads[:, 0].shape) / stream_scale, atol=AUTOGRAD_RTOL)
+        grad_rms = np.sqrt(np.mean(stream_grads[:, 0] ** 2, axis=(1, 2)))
+        sweep_ratio[placement] = grad_rms[1] / grad_rms[-1]
+    q("sweep_grad_ratio_post", sweep_ratio[POST], ".2f")
+    q("sweep_grad_ratio_pre", sweep_ratio[PRE], ".2f")
+    section.claim("in the swept stack at the start, post-norm's first block gets more than half "
+                  "the squared-error gradient its last gets", sweep_ratio[POST] > 0.5,
+                  f"ratio {sweep_ratio[POST]:.3g}", backs=("more than half as much",))
+    section.claim("on the page's run, in the swept stack at the start, post-norm's first block gets "
+                  "less squared-error gradient than its last", sweep_ratio[POST] < 1,
+                  f"ratio {sweep_ratio[POST]:.3g}", every_seed=False,
+                  backs=("on the page's run less than its last gets",))
+    section.claim("in the swept stack at the start, pre-norm's first block gets more squared-error "
+                  "gradient than its last", sweep_ratio[PRE] > 1, f"ratio {sweep_ratio[PRE]:.3g}")
     return {"probes": probes, "ratios": ratios, "first_stream_rms": first_rms, "first_added_rms": added_rms,
             "first_rss": rss}
 
