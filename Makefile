@@ -6,40 +6,67 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.requirements-installed
+# Every package of .venv, transitive ones included, pinned with hashes;
+# `make lock` writes it from the direct requirements in requirements.txt.
+LOCK := requirements.lock
 PAGE ?=
 PAGE_ARG := $(if $(PAGE),--page $(PAGE))
 # `make -B` means "rerun every section", not only the stale ones.
 RUN_WHICH := $(if $(findstring B,$(firstword -$(MAKEFLAGS))),--all,--stale)
 
 .DEFAULT_GOAL := all
-.PHONY: all help figures check fix test test-quick golden seeds robustness bench docs clean venv preview
+.PHONY: all help figures check fix lint test test-quick golden seeds robustness bench docs pdf clean venv preview new-page remove-page lock notebooks notebook-times
 
-all: figures check ## figures, then check
+all: figures check notebooks ## figures, check, then the notebooks
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  make \1\t/' | expand -t 22
 
-venv: $(VENV_STAMP) ## create .venv from requirements.txt (first time: a few minutes, about 1.4 GB)
+venv: $(VENV_STAMP) ## create .venv from requirements.lock (first time: a few minutes, about 1.4 GB)
 
-# The virtual environment is made on first use and updated when the pins
-# change (the test keeps `make -B` from reinstalling what is already there).
-$(VENV_STAMP): requirements.txt
-	@if [ requirements.txt -nt $@ ] || [ ! -x $(PY) ]; then \
+# The virtual environment is made on first use and updated when the lock
+# changes (the test keeps `make -B` from reinstalling what is already there).
+# pip, not another installer: torch==2.13.0+cpu comes from the machine's local
+# wheel folder, which pip's configuration names. The lock's hashes make pip
+# check every file (--require-hashes is implied).
+$(VENV_STAMP): $(LOCK)
+	@if [ $(LOCK) -nt $@ ] || [ ! -x $(PY) ]; then \
 	  set -e; \
 	  test -x $(PY) || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }; \
-	  echo "installing requirements.txt into $(VENV): about 2 minutes and 1.4 GB the first time (torch is most of it)"; \
-	  { $(PY) -m pip install --disable-pip-version-check -r requirements.txt 2>&1; echo $$? > $(VENV)/.pip-status; } \
+	  echo "installing $(LOCK) into $(VENV): about 2 minutes and 1.4 GB the first time (torch is most of it)"; \
+	  { $(PY) -m pip install --disable-pip-version-check -r $(LOCK) 2>&1; echo $$? > $(VENV)/.pip-status; } \
 	    | grep --line-buffered -v 'is ignored: it is neither a file nor a directory' || true; \
-	  test "$$(cat $(VENV)/.pip-status)" = 0 || { echo "error: pip could not install requirements.txt into $(VENV): see its output above" >&2; exit 1; }; \
+	  test "$$(cat $(VENV)/.pip-status)" = 0 || { echo "error: pip could not install $(LOCK) into $(VENV): see its output above" >&2; exit 1; }; \
 	  touch $@; \
 	  echo "$(VENV) is ready"; \
 	fi
+
+# pip-compile (pip-tools, itself locked) resolves requirements.txt with pip's
+# own resolver and configuration, so it finds the local torch wheel. It keeps
+# every pin the lock already has that still fits (add a package: only it and
+# its new dependencies are added); `make lock UPGRADE=1` re-resolves all.
+lock: $(VENV_STAMP) ## write requirements.lock from requirements.txt (then make venv installs it)
+	@{ CUSTOM_COMPILE_COMMAND="make lock" $(PY) -m piptools compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+	    --no-emit-index-url --no-emit-find-links $(if $(UPGRADE),--upgrade) \
+	    --output-file $(LOCK) requirements.txt 2>&1; echo $$? > $(VENV)/.lock-status; } \
+	  | grep --line-buffered -v 'is ignored: it is neither a file nor a directory' || true
+	@test "$$(cat $(VENV)/.lock-status)" = 0 || { echo "error: pip-compile could not lock requirements.txt: see its output above" >&2; exit 1; }
+	@echo "wrote $(LOCK) ($$(grep -c '^[a-z0-9].*==' $(LOCK)) packages); \`make venv\` installs it"
 
 # One runner for every page: it reruns only the sections whose inputs' content
 # changed (see docs/diagrams/run_sections.py), so the target is always run and
 # make never deletes an output when a run is interrupted.
 figures: $(VENV_STAMP) ## rerun the sections whose inputs changed (make -B figures: all)
 	@$(PY) docs/diagrams/run_sections.py $(RUN_WHICH) $(PAGE_ARG)
+
+# Each page's notebook, built from its section scripts and committed numbers;
+# rewritten only when one of its inputs changed (docs/diagrams/notebooks.py).
+notebooks: figures ## rebuild each page's notebook (figures/<page>/<page>.ipynb) if its inputs changed
+	@$(PY) docs/diagrams/notebooks.py $(PAGE_ARG)
+
+# SETTING=quick (default) or page; the page setting of the second page trains for minutes.
+notebook-times: $(VENV_STAMP) ## execute each notebook (SETTING=quick|page) and record how long each experiment takes
+	@$(PY) docs/diagrams/notebooks.py --time $(or $(SETTING),quick) $(PAGE_ARG)
 
 check: $(VENV_STAMP) ## every number in the pages' prose against the printed numbers; every citation against the bibliography
 	@$(PY) docs/diagrams/check_page.py $(PAGE)
@@ -48,14 +75,19 @@ check: $(VENV_STAMP) ## every number in the pages' prose against the printed num
 fix: $(VENV_STAMP) ## rewrite the stale numbers make check found (unambiguous ones)
 	@$(PY) docs/diagrams/check_page.py --fix $(PAGE)
 
-test: $(VENV_STAMP) ## the whole test suite (what CI runs)
+# Rules and why: pyproject.toml. make test runs it too (tests/test_lint.py).
+lint: $(VENV_STAMP) ## ruff over docs/ and tests/: unused or undefined names, silent zip truncation
+	@$(VENV)/bin/ruff check --no-cache .
+
+test: $(VENV_STAMP) ## the whole test suite, lint included (what CI runs)
 	@$(PY) -m pytest tests
 
 test-quick: $(VENV_STAMP) ## the tests without the slow ones (browser, variant rerun, mutations)
 	@$(PY) -m pytest tests -m "not slow"
 
-golden: figures ## pin the current numbers, claims, figures and prose binding on purpose
+golden: figures ## pin the current numbers, claims, figures and prose binding on purpose (and rebuild the notebooks)
 	@$(PY) tests/write_golden.py $(PAGE_ARG)
+	@$(PY) docs/diagrams/notebooks.py $(PAGE_ARG)
 
 robustness: $(VENV_STAMP) ## rerun every section at seed offsets 0..2 and under other numeric variants
 	@$(PY) docs/diagrams/robustness_report.py $(PAGE_ARG)
@@ -66,12 +98,30 @@ bench: $(VENV_STAMP) ## time each section, each page and the author's loop again
 	@$(PY) docs/diagrams/bench.py
 
 # -E reads every page afresh, so a broken anchor fails every build, not just the first.
-docs: figures ## build the documentation site into build/site
+docs: notebooks ## build the documentation site into build/site
 	@$(PY) -m sphinx -E -W --keep-going -q -b html docs build/site
 	@echo "built build/site ($$(du -sh build/site | cut -f1)); open build/site/index.html"
 
+# Headless Chromium prints each built page with the site's print stylesheet.
+pdf: docs ## print each page of the site to build/site/pdf/<page>.pdf (headless Chromium)
+	@$(PY) docs/site_pdf.py build/site
+
 preview: figures ## render every SVG to PNG under build/preview to look at
 	@$(PY) docs/diagrams/preview_figures.py $(PAGE_ARG)
+
+# A new page, ready to grow (CONTRIBUTING.md): its package, first section and
+# prose, then its numbers, golden record and robustness report, then the check.
+new-page: $(VENV_STAMP) ## scaffold a page: make new-page PAGE=my-page [TITLE="My page"]
+	@test -n "$(PAGE)" || { echo 'usage: make new-page PAGE=my-page [TITLE="My page"]' >&2; exit 2; }
+	@$(PY) docs/diagrams/new_page.py create $(PAGE) $(if $(TITLE),--title "$(TITLE)")
+	@$(PY) docs/diagrams/run_sections.py --stale --page $(PAGE)
+	@$(PY) tests/write_golden.py --page $(PAGE)
+	@$(PY) docs/diagrams/robustness_report.py --page $(PAGE)
+	@$(PY) docs/diagrams/check_page.py $(PAGE)
+
+remove-page: $(VENV_STAMP) ## remove an uncommitted page make new-page made: make remove-page PAGE=my-page
+	@test -n "$(PAGE)" || { echo 'usage: make remove-page PAGE=my-page' >&2; exit 2; }
+	@$(PY) docs/diagrams/new_page.py remove $(PAGE)
 
 # What make figures regenerates (every page: it takes minutes for the second
 # page), the build output and any temp file an interrupted run left. The

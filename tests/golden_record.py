@@ -70,7 +70,7 @@ def differences(old: dict, new: dict) -> list[str]:
         va = a["value"] if isinstance(a["value"], list) else [a["value"]]
         vb = b["value"] if isinstance(b["value"], list) else [b["value"]]
         if len(va) != len(vb) or not all(
-                math.isclose(x, y, rel_tol=b["rel_tol"], abs_tol=b["abs_tol"]) for x, y in zip(va, vb)):
+                math.isclose(x, y, rel_tol=b["rel_tol"], abs_tol=b["abs_tol"]) for x, y in zip(va, vb, strict=True)):
             out.append(f"{name}: value {a['value']!r} -> {b['value']!r} (beyond rel_tol {b['rel_tol']:g})")
     old_c = [(c["statement"], c["holds"], c["every_seed"]) for c in old.get("claims", [])]
     new_c = [(c["statement"], c["holds"], c["every_seed"]) for c in new.get("claims", [])]

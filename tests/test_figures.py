@@ -5,15 +5,59 @@ labels aside) is the text of a registered quote."""
 
 from __future__ import annotations
 
+import hashlib
+import subprocess
+import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import cairosvg
+from matplotlib.testing.compare import compare_images
+
 from check_page import normalise, numbers_in
+import preview_figures
 import section_kit
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, TEST_ARTIFACTS, skip_bit_level
 from golden_record import sha256
 
 ACCEPT = "if intended, look at it (`make preview`), then `make golden`"
+ARTIFACTS_DIR = TEST_ARTIFACTS  # where a figure mismatch leaves its pictures
+
+
+def visual_diff(committed: Path, fresh: Path, page: str, labels=("committed", "new")) -> str:
+    """Render the committed and the fresh SVG to PNG (cairosvg, as `make
+    preview` does) and their difference (matplotlib's compare_images) under
+    ARTIFACTS_DIR/<page>/; the message names the three files."""
+    out = ARTIFACTS_DIR / page
+    out.mkdir(parents=True, exist_ok=True)
+    expected, actual = out / f"{fresh.stem}-{labels[0]}.png", out / f"{fresh.stem}-{labels[1]}.png"
+    preview_figures.render(committed, expected, cairosvg)
+    preview_figures.render(fresh, actual, cairosvg)
+    try:
+        result = compare_images(str(expected), str(actual), tol=0, in_decorator=True)
+    except Exception as error:  # noqa: BLE001  (e.g. the sizes differ: the two pictures still say it)
+        return f"{labels[0]} {rel(expected)}, {labels[1]} {rel(actual)} (no difference image: {error})"
+    if result is None:
+        return f"{labels[0]} {rel(expected)}, {labels[1]} {rel(actual)} (the renderings are identical: only the SVG text differs)"
+    return (f"{labels[0]} {rel(expected)}, {labels[1]} {rel(actual)}, difference {rel(Path(result['diff']))} "
+            f"(RMS {result['rms']:.2f})")
+
+
+def pinned_version(path: Path, pinned_hash: str) -> Path | None:
+    """The version of a committed figure the golden record pinned, from git's
+    HEAD when it is that version (None: not a git checkout, or HEAD differs)."""
+    done = subprocess.run(["git", "show", f"HEAD:{path.relative_to(REPO_ROOT)}"], cwd=REPO_ROOT,
+                          capture_output=True, timeout=30, check=False)
+    if done.returncode != 0 or hashlib.sha256(done.stdout).hexdigest() != pinned_hash:
+        return None
+    copy = Path(tempfile.mkdtemp(prefix="pinned-figure-")) / path.name
+    copy.write_bytes(done.stdout)
+    return copy
+
+
+def rel(path: Path) -> str:
+    return str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else str(path)
 
 
 def drawn_texts(svg: Path) -> list[str]:
@@ -47,12 +91,20 @@ def test_figures_match_their_golden_hashes(run):
     for name in committed["figures"]:
         path = run.committed_dir / name
         assert path.exists(), f"{path.relative_to(REPO_ROOT)} is not committed: run `make figures`"
-        assert sha256(path) == pinned[name], f"{name}: the committed file differs from the golden record; {ACCEPT}"
+        if sha256(path) != pinned[name]:
+            pinned_svg = pinned_version(path, pinned[name])
+            pictures = (visual_diff(pinned_svg, path, run.config.PAGE, ("pinned", "committed")) if pinned_svg
+                        else "(git's HEAD holds no copy of the pinned version to draw)")
+            raise AssertionError(f"{name}: the committed file differs from the golden record; {ACCEPT}\n  {pictures}")
     if run.reduced:  # a reduced run draws other numbers; the full run's files are pinned above
         return
     assert record["figures"] == committed["figures"]
+    skip_bit_level()  # the committed files' hashes hold anywhere; a fresh run's bytes need the pin
     for name in record["figures"]:
-        assert sha256(run.out_dir / name) == pinned[name], f"{name}: a fresh run draws it differently; {ACCEPT}"
+        fresh = run.out_dir / name
+        if sha256(fresh) != pinned[name]:
+            pictures = visual_diff(run.committed_dir / name, fresh, run.config.PAGE)
+            raise AssertionError(f"{name}: a fresh run draws it differently; {ACCEPT}\n  {pictures}")
 
 
 def test_no_stray_committed_figures(regenerated):
@@ -88,3 +140,23 @@ def test_drawn_texts_reader_sees_numbers_and_skips_ticks(tmp_path):
     texts = drawn_texts(path)
     assert "peak 0.4773" in texts
     assert not any(t in ("0", "7", "0.0", "1.0") for t in texts)
+
+
+def test_a_changed_figure_leaves_its_pictures(tmp_path, monkeypatch):
+    """The mismatch message names a rendering of each version and their
+    difference image, all written (so the figure test's failure shows a picture)."""
+    monkeypatch.setattr(sys.modules[__name__], "ARTIFACTS_DIR", tmp_path / "artifacts")
+    from section_kit import new_figure
+
+    svgs = []
+    for colour in ("#1f77b4", "#d62728"):
+        fig = new_figure(3, 2)
+        fig.add_subplot().plot([0, 1], [0, 1], color=colour, linewidth=4)
+        svgs.append(tmp_path / colour[1:] / "probe.svg")
+        svgs[-1].parent.mkdir()
+        fig.savefig(svgs[-1], format="svg", metadata={"Date": None})
+    message = visual_diff(svgs[0], svgs[1], "some-page")
+    out = tmp_path / "artifacts" / "some-page"
+    for png in ("probe-committed.png", "probe-new.png", "probe-new-failed-diff.png"):
+        assert (out / png).stat().st_size > 0 and str(out / png) in message, message
+    assert "RMS" in message

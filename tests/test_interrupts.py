@@ -32,6 +32,7 @@ def scratch_copy(tmp_path: Path) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO_ROOT / "figures" / PAGE, copy / "figures" / PAGE)
     shutil.copy2(REPO_ROOT / "requirements.txt", copy / "requirements.txt")
+    shutil.copy2(REPO_ROOT / "requirements.lock", copy / "requirements.lock")  # make venv's input
     shutil.copy2(REPO_ROOT / "Makefile", copy / "Makefile")
     (copy / ".venv").symlink_to(REPO_ROOT / ".venv")
     return copy

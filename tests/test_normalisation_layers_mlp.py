@@ -3,13 +3,11 @@ loop and the smoothness probe; and the page's included code blocks."""
 
 import ast
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT / "docs" / "diagrams"))
 
 from section_kit import import_torch  # noqa: E402
 
@@ -35,7 +33,7 @@ def test_plain_and_batch_norm_networks_start_from_the_same_weights():
     lin_plain = [m for m in plain.net if isinstance(m, torch.nn.Linear)]
     lin_normed = [m for m in normed.net if isinstance(m, torch.nn.Linear)]
     assert len(lin_plain) == len(lin_normed) == mlp.DEPTH + 1
-    for a, b in zip(lin_plain, lin_normed):
+    for a, b in zip(lin_plain, lin_normed, strict=True):
         assert torch.equal(a.weight, b.weight) and torch.equal(a.bias, b.bias)
         assert torch.all(a.bias == 0)
     assert sum(isinstance(m, BatchNorm) for m in normed.net) == mlp.DEPTH
@@ -73,8 +71,8 @@ def test_the_probe_leaves_the_run_unchanged():
                      [b.clone() for b in model.buffers()]))
     (losses_a, params_a, buffers_a), (losses_b, params_b, buffers_b) = runs
     assert losses_a == losses_b
-    assert all(torch.equal(a, b) for a, b in zip(params_a, params_b))
-    assert all(torch.equal(a, b) for a, b in zip(buffers_a, buffers_b))
+    assert all(torch.equal(a, b) for a, b in zip(params_a, params_b, strict=True))
+    assert all(torch.equal(a, b) for a, b in zip(buffers_a, buffers_b, strict=True))
 
 
 def test_probe_of_a_quadratic_gives_its_curvature():
@@ -135,4 +133,4 @@ def test_written_out_sgd_equals_torch_sgd():
         loss.backward()
         optimiser.step()
     assert result["losses"] == losses
-    assert all(torch.equal(a, b) for a, b in zip(ours.parameters(), theirs.parameters()))
+    assert all(torch.equal(a, b) for a, b in zip(ours.parameters(), theirs.parameters(), strict=True))

@@ -1,12 +1,8 @@
 """The hand-written normalisation layers of the page "Normalisation layers"
 equal the torch modules they reimplement."""
 
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "diagrams"))
 
 from section_kit import import_torch  # noqa: E402
 

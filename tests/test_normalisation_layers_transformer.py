@@ -11,13 +11,11 @@ from __future__ import annotations
 import hashlib
 import lzma
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT / "docs" / "diagrams"))
 
 import section_kit  # noqa: E402  (pins the numeric environment before torch)
 
@@ -157,9 +155,9 @@ def test_language_model_structure_and_seeding():
     # Same seed, same draws in the same order: norms draw nothing, so the two
     # models' random weights agree tensor for tensor.
     drawn = lambda m: [p for n, p in m.named_parameters() if "norm" not in n]  # noqa: E731
-    assert all(torch.equal(a, b) for a, b in zip(drawn(pre), drawn(post)))
+    assert all(torch.equal(a, b) for a, b in zip(drawn(pre), drawn(post), strict=True))
     again = build_language_model(0, 78, layers=2, norm=RMSNorm, place="pre", qk_norm=True)
-    assert all(torch.equal(a, b) for a, b in zip(pre.parameters(), again.parameters()))
+    assert all(torch.equal(a, b) for a, b in zip(pre.parameters(), again.parameters(), strict=True))
     ids = torch.randint(0, 78, (2, 9), generator=torch.Generator().manual_seed(0))
     assert pre(ids).shape == (2, 9, 78)
     assert len(pre.largest_logits()) == 2 and all(b < math.inf for b in pre.logit_bounds())
@@ -202,7 +200,7 @@ def test_runs_in_forked_workers_equal_runs_in_process():
     jobs = [(key, norm, place, lr, warmup, config, 0) for key, norm, place, lr, warmup in norm_placement.RUNS[3:5]]
     with section_kit.process_pool(2) as pool:
         forked = pool.starmap(norm_placement.train_run, jobs, chunksize=1)
-    for job, result in zip(jobs, forked):
+    for job, result in zip(jobs, forked, strict=True):
         alone = norm_placement.train_run(*job)
         assert result["validation"] == alone["validation"]
     with section_kit.process_pool(1) as pool:

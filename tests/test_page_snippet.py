@@ -101,6 +101,16 @@ def test_training_loop_logs_the_clipped_norm(snippet_output):
     assert len(logged) == 4
 
 
+def test_logged_lines_equal_the_comments(snippet, snippet_output):
+    """The training log and the held-out loss the block prints (under the
+    pinned kernels the test runs with) are the lines its comments show."""
+    pattern = r"^(step \d+: loss [\d.]+, gradient norm [\d.]+|held-out loss [\d.]+)$"
+    printed = re.findall(pattern, snippet_output, re.M)
+    shown = [line[2:] for line in snippet.splitlines() if re.match(pattern, line[2:]) and line.startswith("# ")]
+    assert len(printed) == 5
+    assert printed == shown
+
+
 PROBE = """\
 import json, os, sys
 result = {"secret": os.environ.get("SNIPPET_PROBE_SECRET"), "env": sorted(os.environ),

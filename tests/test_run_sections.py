@@ -71,13 +71,15 @@ def test_a_broken_section_fails_alone(tmp_path, monkeypatch):
     other sections still run."""
     package = "normalisation_and_stability"
     broken = SectionScript(package, "broken_probe")
-    source = REPO_ROOT / "docs" / "diagrams" / package / "broken_probe.py"
-    source.write_text("def compute(section):\n    return (\n", encoding="utf-8")
-    try:
-        jobs = [(broken, 0, False, str(tmp_path), False, None),
-                (scripts()["norm_worked_vector"], 0, False, str(tmp_path), False, None)]
-        results = run_sections.run_many(jobs, workers=2)
-    finally:
-        source.unlink()
+    # The broken script lives in a scratch folder that the page package also
+    # searches (the forked workers inherit it): the source tree stays untouched.
+    scratch = tmp_path / "package"
+    scratch.mkdir()
+    (scratch / "broken_probe.py").write_text("def compute(section):\n    return (\n", encoding="utf-8")
+    page_package = page_config(package)
+    monkeypatch.setattr(page_package, "__path__", [*page_package.__path__, str(scratch)])
+    jobs = [(broken, 0, False, str(tmp_path), False, None),
+            (scripts()["norm_worked_vector"], 0, False, str(tmp_path), False, None)]
+    results = run_sections.run_many(jobs, workers=2)
     assert not results[0]["ok"] and "broken_probe.py:2" in results[0]["error"]
     assert results[1]["ok"], results[1]["error"]

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import PIN_HOLDS
 from section_kit import ClaimsFailed, QuoteError, Section, run_section
 
 
@@ -50,7 +51,7 @@ def test_duplicate_and_badly_named_quotes_are_errors(tmp_path):
 
 
 def test_allowed_infinity_is_kept(tmp_path):
-    assert make(tmp_path).quote("held", [1e5, math.inf], ".0f", allow_inf=True) == ["100000", "inf"]
+    assert make(tmp_path).quote("held", [1e5, math.inf], ".0f", allow_inf=True) == ["100,000", "inf"]  # grouped: house style
 
 
 def test_text_lookup_names_missing_quotes(tmp_path):
@@ -100,7 +101,9 @@ def test_numbers_file_is_written_whole(tmp_path):
     path = s.write_numbers()
     record = json.loads(path.read_text())
     assert record["quotes"]["x"] == {"value": 0.25, "text": "0.25", "rel_tol": 1e-9, "abs_tol": 0.0}
-    assert record["environment"]["variant"] == "pinned" and record["environment"]["openblas_core"] == "Haswell"
+    assert record["environment"]["variant"] == "pinned"
+    # The pinned kernels only where the pin can hold (elsewhere the library picks).
+    assert record["environment"]["openblas_core"] == "Haswell" or not PIN_HOLDS
     assert [p.name for p in path.parent.iterdir()] == ["demo.json"], "no temp file left behind"
 
 

@@ -6,7 +6,21 @@ The site is built into a temporary directory exactly as `make docs` builds it
 found as the site finds them (docs/conf.py's `site_pages()`: every Markdown
 file in docs/ but the index), never named here. For every page:
 
-- every <img> loaded, and each figure spans the text width at 1280 px;
+- every <img> loaded, and each figure spans at least the text width at 1280 px
+  (more where the screen has room), inside the window; its smallest label
+  (8.5 pt, the smallest size the section scripts draw) is at least 0.8 of
+  the body text there; every figure but the first loads lazily and carries
+  its width and height;
+- running text keeps a measure of 60 to 75 characters a line at 1280 px;
+- the page opens with its front-matter box: level, reading time (as
+  docs/conf.py computes it from the page), hands-on time (from `make bench`'s
+  figures/<page>/hands-on.json), what to know, and links to the PDF and the
+  robustness summary;
+- every included listing is captioned with its file, linked to the site's
+  copy of it; every code block has a copy button; no code line hides behind
+  a sideways scroll;
+- a click on a figure opens the zoom with the figure and its caption, Escape
+  closes it; the raw TeX is hidden while MathJax has not typeset the page;
 - the browser console has no errors (SEVERE entries), so no failed request;
 - every formula is typeset by MathJax with no TeX error, and none is left
   behind as text: no `$...$` or TeX command in the prose, no formula written
@@ -14,14 +28,21 @@ file in docs/ but the index), never named here. For every page:
 - every figure is a numbered, captioned figure ("Figure 3" + caption), its
   image links to the full-size SVG, numbered 1, 2, 3, ... down the page;
 - every internal link resolves, and the contents list links every numbered section;
-- at 500 px the page does not scroll sideways; a figure keeps a legible
-  minimum width and scrolls sideways inside itself instead;
+- at 390 px (a phone, mobile emulation) the page does not scroll sideways,
+  every figure fits its column whole, and a table wider than its column
+  scrolls inside a box that shows it does (scroll shadows);
+- in print (emulated print media) every folded answer and every tab shows,
+  with no navigation; `make pdf`'s printer (docs/site_pdf.py) writes a PDF of
+  every page, which the page links;
+- its "Run it yourself" links download a valid notebook, the committed one;
 - folded answers ({dropdown}) open and close, and every tab of a tab set shows
   its own content and hides the others;
+- in the dark theme code names are not drawn as links (no underline);
 - screenshots are saved to build/test-artifacts/: <page>-desktop.jpg (1280 px),
-  <page>-narrow.jpg (500 px) and <page>-dark.jpg (dark theme, at half scale),
+  <page>-narrow.jpg (390 px) and <page>-dark.jpg (dark theme, at half scale),
+  <page>-phone-first.png and <page>-desktop-first.png (the first screen),
   whole pages top to bottom, and <page>-summary.json (formulas typeset,
-  figures, dropdowns, tab sets, page width at 500 px).
+  figures, dropdowns, tab sets, page width at 390 px).
 
 Besides the pages: the index links every page and every page's robustness
 report; the robustness page has a section per page; the built site is under
@@ -52,13 +73,16 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from conftest import TEST_ARTIFACTS
+
 # The site build and the browser: seconds, not milliseconds (`make test-quick` skips them).
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
-ARTIFACTS = REPO / "build" / "test-artifacts"
+ARTIFACTS = TEST_ARTIFACTS  # build/test-artifacts/ (a temporary folder on a read-only checkout)
 SITE_BUDGET_BYTES = 5 * 1024 * 1024  # the whole built site, maths engine included
+DOWNLOADS_BUDGET_BYTES = 2 * 1024 * 1024  # the pages' notebooks, downloaded only on request
 
 
 def _site_conf():
@@ -88,12 +112,14 @@ CHROMIUM_FLAGS = [
     "--force-device-scale-factor=1",
 ]
 DESKTOP_WIDTH = 1280
-NARROW_WIDTH = 500
+NARROW_WIDTH = 390  # a phone (iPhone 12 to 15: 390 CSS px)
 WINDOW_HEIGHT = 900
-# At 500 px a figure keeps at least this rendered width (CSS px), scrolling
-# sideways inside itself: the figures are 605 pt wide with 9 pt tick labels,
-# so their smallest text stays about 9 px tall.
-FIGURE_MIN_NARROW_WIDTH = 560
+PHONE_HEIGHT = 844
+# The smallest text the section scripts draw in a figure, in points
+# (fontsize=8.5; 1 pt is 4/3 CSS px at the SVG's own size).
+SMALLEST_FIGURE_TEXT_PT = 8.5
+FIGURE_TEXT_MIN_RATIO = 0.8  # of the body text, at 1280 px
+MEASURE_CHARACTERS = (60, 75)  # characters a line of running text, at 1280 px (a book's)
 # Whole-page screenshots of the pages and the index (the robustness page is
 # long tables: checked, not photographed).
 SCREENSHOTS = PAGES + ["index"]
@@ -174,10 +200,15 @@ def test_page_links_to_reports_lead_to_the_robustness_page(site, page):
 
 def test_site_is_small(site):
     """The whole site, maths included, stays under the budget (it was 26 MB
-    when it shipped all of MathJax for a handful of formulas)."""
+    when it shipped all of MathJax for a handful of formulas). The pages'
+    notebooks (_downloads/), which no page loads, have a budget of their own."""
+    downloads = sum(p.stat().st_size for p in (site / "_downloads").rglob("*") if p.is_file())
+    assert downloads < DOWNLOADS_BUDGET_BYTES, (
+        f"the site's downloads (the notebooks) are {downloads / 2**20:.2f} MiB, over their "
+        f"{DOWNLOADS_BUDGET_BYTES / 2**20:.0f} MiB budget")
     sizes: dict[str, int] = {}
     for path in site.rglob("*"):
-        if path.is_file():
+        if path.is_file() and path.relative_to(site).parts[0] != "_downloads":
             top = path.relative_to(site).parts
             key = "/".join(top[:2]) if top[0] in ("_static", "_images") else top[0]
             sizes[key] = sizes.get(key, 0) + path.stat().st_size
@@ -326,10 +357,22 @@ def browser(tmp_path_factory):
         driver.quit()
 
 
-def _set_viewport(driver, width: int) -> None:
-    """Make the viewport (not the window) `width` CSS px wide."""
+def _set_viewport(driver, width: int, mobile: bool = False) -> None:
+    """Make the viewport (not the window) `width` CSS px wide; `mobile`
+    emulates a phone (its viewport meta tag, touch-sized scrollbars)."""
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-        "width": width, "height": WINDOW_HEIGHT, "deviceScaleFactor": 1, "mobile": False})
+        "width": width, "height": PHONE_HEIGHT if mobile else WINDOW_HEIGHT,
+        "deviceScaleFactor": 1, "mobile": mobile})
+
+
+def _first_screen(driver, target: Path) -> None:
+    """What a reader sees first: the top of the page, one screen, as PNG."""
+    driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        window.scrollTo(0, 0);
+        requestAnimationFrame(() => setTimeout(done, 150));""")
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+    target.write_bytes(base64.b64decode(shot["data"]))
 
 
 WAIT_FOR_MATHS = """
@@ -346,6 +389,18 @@ const start = Date.now();
     setTimeout(wait, 50);
   }
 })();
+"""
+
+# Each figure's loading attribute as served; then every image loaded at once
+# (a lazy image loads only near the screen), for the checks that follow.
+LOAD_ALL_IMAGES = """
+const done = arguments[arguments.length - 1];
+const figures = Array.from(document.querySelectorAll('article figure img'));
+const served = figures.map(img => img.getAttribute('loading'));
+document.querySelectorAll('img[loading="lazy"]').forEach(img => { img.loading = 'eager'; });
+Promise.all(Array.from(document.images).map(img => img.complete ? null :
+  new Promise(resolve => { img.onload = img.onerror = resolve; })))
+  .then(() => done(served));
 """
 
 # Everything the checks need from one load of a page at desktop width.
@@ -376,7 +431,44 @@ const figures = Array.from(article.querySelectorAll('figure')).map(f => {
     caption: text ? text.textContent.trim() : '',
     href: link ? link.getAttribute('href') : null,
     shown: img ? img.getBoundingClientRect().width : 0,
+    right: img ? img.getBoundingClientRect().right : 0,
+    natural: img ? img.naturalWidth : 0,
+    loading: img ? img.getAttribute('loading') : null,
+    width: img ? img.getAttribute('width') : null,
+    height: img ? img.getAttribute('height') : null,
   };
+});
+// Characters a line over the long paragraphs of running text.
+const lineCounts = Array.from(article.querySelectorAll('section > p'))
+  .filter(p => p.textContent.length > 400 && !p.closest('figure, table, .page-facts, .sd-card'))
+  .map(p => {
+    // Lines: the paragraph's height over its line height (inline maths may
+    // stretch a line a little, so this never overcounts the lines).
+    const height = p.getBoundingClientRect().height;
+    const lineHeight = parseFloat(getComputedStyle(p).lineHeight);
+    return {chars: p.textContent.replace(/\s+/g, ' ').trim().length,
+            lines: Math.max(1, Math.floor(height / lineHeight + 0.25))};
+  });
+const heading = article.querySelector('h1');
+const box = article.querySelector('.page-facts');
+const facts = {};
+if (box) box.querySelectorAll('dt').forEach(dt => {
+  const dd = dt.nextElementSibling;
+  facts[dt.textContent.trim()] = {text: dd.textContent.replace(/\s+/g, ' ').trim(),
+    links: Array.from(dd.querySelectorAll('a[href]')).map(a => a.getAttribute('href'))};
+});
+const listings = Array.from(article.querySelectorAll('div.literal-block-wrapper')).map(w => {
+  const caption = w.querySelector('.code-block-caption');
+  const link = caption && caption.querySelector('a[href]');
+  const pre = w.querySelector('pre');
+  return {caption: caption ? caption.textContent.trim() : '', href: link ? link.getAttribute('href') : null,
+          code: pre ? pre.textContent : ''};
+});
+const codeBlocks = Array.from(article.querySelectorAll('div.highlight')).map(h => {
+  const pre = h.querySelector('pre');
+  return {copy: h.querySelector('button.copybtn') !== null,
+          hidden: pre ? pre.scrollWidth - pre.clientWidth : 0,
+          start: pre ? pre.textContent.slice(0, 40) : ''};
 });
 return {
   textWidth: textWidth,
@@ -418,7 +510,83 @@ return {
   })(),
   dropdowns: article.querySelectorAll('details.sd-dropdown').length,
   tabSets: article.querySelectorAll('.sd-tab-set').length,
+  bodyFont: parseFloat(getComputedStyle(article.querySelector('section > p') || article).fontSize),
+  lines: lineCounts,
+  boxAfterTitle: box !== null && heading !== null && heading.nextElementSibling === box,
+  facts: facts,
+  listings: listings,
+  codeBlocks: codeBlocks,
+  tables: Array.from(article.querySelectorAll('table')).map(t => {
+    const number = t.querySelector('caption .caption-number');
+    return {number: number ? number.textContent.trim() : null,
+            caption: t.caption ? t.caption.textContent.trim() : '',
+            first: (t.querySelector('th, td') || t).textContent.trim().slice(0, 40)};
+  }),
+  // "section N" in running text outside a link (cross-references to this page).
+  unlinkedSectionMentions: (() => {
+    const found = [];
+    const w = document.createTreeWalker(article, NodeFilter.SHOW_TEXT, {acceptNode(n) {
+      return n.parentElement.closest('a, pre, code, h1, h2, h3, h4, .math, mjx-container')
+        ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT;
+    }});
+    const re = /(page['’]s )?\b[Ss]ections? \d+(?! of the (first|second|other|previous|next) page)/g;
+    for (let n = w.nextNode(); n; n = w.nextNode()) {
+      for (const m of n.textContent.matchAll(re)) if (!m[1]) found.push(n.textContent.slice(Math.max(0, m.index - 25), m.index + 20));
+    }
+    return found;
+  })(),
+  mathsPendingAfterLoad: document.documentElement.classList.contains('maths-pending'),
+  rawTexHiddenWhilePending: (() => {
+    const el = article.querySelector('span.math, div.math');
+    if (!el) return null;
+    document.documentElement.classList.add('maths-pending');
+    const hidden = getComputedStyle(el).visibility === 'hidden';
+    document.documentElement.classList.remove('maths-pending');
+    return hidden;
+  })(),
 };
+"""
+
+# The zoom: a click on the first figure opens it with its caption; Escape closes it.
+ZOOM = r"""
+const done = arguments[arguments.length - 1];
+const figure = document.querySelector('article figure');
+if (!figure) { done(null); return; }
+figure.querySelector('a.image-reference').click();
+const dialog = document.querySelector('dialog.figure-zoom');
+const open = dialog !== null && dialog.open;
+const img = open ? dialog.querySelector('.figure-zoom-image img') : null;
+const caption = open ? dialog.querySelector('.figure-zoom-caption').textContent : '';
+const expected = figure.querySelector('figcaption .caption-text').textContent.trim();
+const shown = img ? img.getBoundingClientRect().width : 0;
+const inPage = figure.querySelector('img').getBoundingClientRect().width;
+const source = img ? img.getAttribute('src') : null;
+const original = figure.querySelector('img').src;
+document.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape'}));
+dialog.dispatchEvent(new Event('cancel', {cancelable: true}));
+setTimeout(() => done({open: open, sameImage: source === original, shown: shown, inPage: inPage,
+  captioned: caption.includes(expected.slice(0, 60)), closed: !dialog.open}), 300);
+"""
+
+# Print: what emulated print media shows of the folded answers, tabs and navigation.
+READ_PRINT = r"""
+window.dispatchEvent(new Event('beforeprint'));
+const visible = el => el.getBoundingClientRect().height > 0 && getComputedStyle(el).visibility !== 'hidden';
+const result = {
+  answers: Array.from(document.querySelectorAll('article details .sd-summary-content')).map(visible),
+  tabs: Array.from(document.querySelectorAll('article .sd-tab-set > .sd-tab-content')).map(visible),
+  tabLabels: Array.from(document.querySelectorAll('article .sd-tab-set > label')).map(visible),
+  navigation: Array.from(document.querySelectorAll('.sidebar-drawer, .toc-drawer, .mobile-header'))
+    .filter(visible).map(el => el.className),
+};
+window.dispatchEvent(new Event('afterprint'));
+return result;
+"""
+
+# In the dark theme: a code name is not drawn as a link.
+READ_DARK_CODE = r"""
+return Array.from(document.querySelectorAll('article .highlight .nn, article .highlight .nc'))
+  .filter(el => getComputedStyle(el).textDecorationLine.includes('underline')).length;
 """
 
 READ_NARROW = r"""
@@ -440,14 +608,29 @@ for (const el of document.querySelectorAll('article *')) {
   if (!scrolled) wide.push(`${el.tagName.toLowerCase()}.${el.className} (right edge ${Math.round(r.right)} px)`);
   if (wide.length > 5) break;
 }
+const article = document.querySelector('article');
+const column = article.getBoundingClientRect().width - parseFloat(getComputedStyle(article).paddingLeft)
+  - parseFloat(getComputedStyle(article).paddingRight);
 return {
   viewport: window.innerWidth, clientWidth: width, scrollWidth: root.scrollWidth,
-  wide: wide,
+  wide: wide, column: column,
   figures: Array.from(document.querySelectorAll('article figure img')).map(img => {
     const box = img.closest('a') || img.parentElement;
-    return {src: img.getAttribute('src'), shown: img.getBoundingClientRect().width,
-            box: box.getBoundingClientRect().width, overflow: getComputedStyle(box).overflowX};
+    const r = img.getBoundingClientRect();
+    return {src: img.getAttribute('src'), shown: r.width, left: r.left, right: r.right,
+            box: box.getBoundingClientRect().width, boxScrolls: box.scrollWidth > box.clientWidth + 1};
   }),
+  tables: Array.from(document.querySelectorAll('article table')).map(t => {
+    const wrapper = t.closest('.table-wrapper') || t.parentElement;
+    const style = getComputedStyle(wrapper);
+    return {wider: t.getBoundingClientRect().width > wrapper.clientWidth + 1,
+            scrolls: ['auto', 'scroll'].includes(style.overflowX),
+            shadow: style.backgroundImage.includes('gradient'),
+            right: wrapper.getBoundingClientRect().right,
+            first: (t.querySelector('th, td') || t).textContent.trim().slice(0, 40)};
+  }),
+  codeHidden: Array.from(document.querySelectorAll('article div.highlight pre'))
+    .filter(pre => pre.scrollWidth > pre.clientWidth + 1).map(pre => pre.textContent.slice(0, 40)),
 };
 """
 
@@ -481,17 +664,28 @@ class _Loaded:
         _set_viewport(driver, DESKTOP_WIDTH)
         driver.get(f"{server}/{doc}.html")
         self.math_state = driver.execute_async_script(WAIT_FOR_MATHS)
+        self.served_loading = driver.execute_async_script(LOAD_ALL_IMAGES)
         self.state = driver.execute_script(READ_PAGE)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         if screenshots:
             _screenshot(driver, ARTIFACTS / f"{self.name}-desktop.jpg", DESKTOP_WIDTH)
+        if screenshots:
+            _first_screen(driver, ARTIFACTS / f"{self.name}-desktop-first.png")
         self.interactions = _exercise_dropdowns_and_tabs(driver)
-        _set_viewport(driver, NARROW_WIDTH)
+        self.zoom = driver.execute_async_script(ZOOM)
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        self.print = driver.execute_script(READ_PRINT)
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+        _set_viewport(driver, NARROW_WIDTH, mobile=True)
         driver.execute_script("window.scrollTo(0, 0)")
         self.narrow = driver.execute_script(READ_NARROW)
         if screenshots:
+            _first_screen(driver, ARTIFACTS / f"{self.name}-phone-first.png")
             _screenshot(driver, ARTIFACTS / f"{self.name}-narrow.jpg", NARROW_WIDTH)
         _set_viewport(driver, DESKTOP_WIDTH)
+        driver.execute_script("document.body.dataset.theme = 'dark';")
+        self.dark_code_underlined = driver.execute_script(READ_DARK_CODE)
+        driver.execute_script("document.body.dataset.theme = 'auto';")
         if screenshots:
             driver.execute_script("document.body.dataset.theme = 'dark';")
             # At half scale: it shows how the figures sit on the dark theme,
@@ -505,7 +699,14 @@ class _Loaded:
                 "formulas_typeset": maths["typeset"], "formulas_marked": maths["marked"],
                 "figures": len(self.state["figures"]), "dropdowns": self.state["dropdowns"],
                 "tab_sets": self.state["tabSets"],
-                "width_at_500px": self.narrow["scrollWidth"],
+                "width_at_390px": self.narrow["scrollWidth"],
+                "characters_a_line_at_1280px": round(
+                    sum(x["chars"] for x in self.state["lines"])
+                    / max(1, sum(x["lines"] for x in self.state["lines"])), 1),
+                "body_text_px": self.state["bodyFont"],
+                "smallest_figure_label_px_at_1280px": round(min(
+                    (SMALLEST_FIGURE_TEXT_PT * 4 / 3 * f["shown"] / f["natural"]
+                     for f in self.state["figures"] if f["natural"]), default=0), 2),
             }, indent=1) + "\n", encoding="utf-8")
 
 
@@ -568,8 +769,163 @@ def test_page_loads_every_image_at_page_width(loaded, page):
     assert len(figures) == len(embedded), (
         f"{page} embeds {len(embedded)} figures but the browser shows {len(figures)}")
     narrow = [f'{im["src"]} ({im["shown"]:.0f}px of {state["textWidth"]:.0f}px)'
-              for im in figures if abs(im["shown"] - state["textWidth"]) > 2]
+              for im in figures if im["shown"] < state["textWidth"] - 2]
     assert not narrow, f"{page}: figures narrower than the page's text: {narrow}"
+    outside = [f'{f["src"]} (right edge {f["right"]:.0f} px)' for f in state["figures"]
+               if f["right"] > DESKTOP_WIDTH]
+    assert not outside, f"{page}: figures reaching past the window at {DESKTOP_WIDTH} px: {outside}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_figure_text_is_legible_at_desktop_width(loaded, page):
+    """At 1280 px a figure's smallest label is at least 0.8 of the body text:
+    the figure is shown at (shown / drawn width) of its drawn size."""
+    state = loaded(page).state
+    body = state["bodyFont"]
+    small = []
+    for fig in state["figures"]:
+        if not fig["natural"]:
+            continue
+        label_px = SMALLEST_FIGURE_TEXT_PT * 4 / 3 * fig["shown"] / fig["natural"]
+        if label_px < FIGURE_TEXT_MIN_RATIO * body:
+            small.append(f'{fig["id"]}: {label_px:.1f} px beside {body:.0f} px text')
+    assert not small, f"{page}: figure labels below {FIGURE_TEXT_MIN_RATIO} of the text:\n" + "\n".join(small)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_figures_load_lazily_and_keep_their_room(loaded, page):
+    view = loaded(page)
+    figures = view.state["figures"]
+    unsized = [f["id"] for f in figures if not (f["width"] and f["height"])]
+    assert not unsized, f"{page}: figures without width and height (the page jumps): {unsized}"
+    assert len(view.served_loading) == len(figures), view.served_loading
+    eager = [f["id"] for f, loading in zip(figures[1:], view.served_loading[1:]) if loading != "lazy"]
+    assert not eager, f"{page}: figures below the first that load up front: {eager}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_measure_is_a_books(loaded, page):
+    lines = loaded(page).state["lines"]
+    assert lines, f"{page}: no long paragraph to measure"
+    per_line = sum(p["chars"] for p in lines) / sum(p["lines"] for p in lines)
+    low, high = MEASURE_CHARACTERS
+    assert low <= per_line <= high, (
+        f"{page}: {per_line:.0f} characters a line at {DESKTOP_WIDTH} px, over "
+        f"{len(lines)} paragraphs; a book sets {low} to {high}")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_opens_with_its_front_matter_box(loaded, page):
+    state = loaded(page).state
+    assert state["boxAfterTitle"], f"{page}: the title is not followed by the front-matter box"
+    facts = state["facts"]
+    missing = [k for k in ("Level", "Reading", "Hands-on", "You should know") if k not in facts]
+    assert not missing, f"{page}: the box lacks {missing} (has {sorted(facts)})"
+    minutes, words, figures = SITE_CONF.reading_minutes(page)
+    assert f"about {minutes} min" in facts["Reading"]["text"], facts["Reading"]
+    assert f"{words:,} words" in facts["Reading"]["text"], facts["Reading"]
+    record = SITE_CONF.hands_on(page)
+    assert record is not None, f"{page}: no figures/{page}/hands-on.json (make bench --cold-only)"
+    assert SITE_CONF._duration(record["cpu_seconds"]) in facts["Hands-on"]["text"], facts["Hands-on"]
+    assert facts["You should know"]["links"], f"{page}: what to know links nowhere"
+    also = " ".join(facts.get("Also", {}).get("links", []))
+    assert f"pdf/{page}.pdf" in also and "robustness" in also, f"{page}: box links {also!r}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_listings_are_captioned_linked_and_copyable(loaded, page, site):
+    state = loaded(page).state
+    source = (DOCS / f"{page}.md").read_text(encoding="utf-8")
+    included = re.findall(r"^```\{literalinclude\} (\S+)", source, re.M)
+    listings = state["listings"]
+    assert len(listings) >= len(included), (
+        f"{page}: {len(included)} included listings, {len(listings)} captioned on the site")
+    problems = []
+    for listing in listings:
+        href = listing["href"] or ""
+        if not href or not (site / unquote(href)).is_file():
+            problems.append(f"{listing['caption']!r}: links {href!r}, not a file of the site")
+            continue
+        lines = re.search(r"lines (\d+)–(\d+)", listing["caption"])
+        text = (site / unquote(href)).read_text(encoding="utf-8").split("\n")
+        if not lines or "\n".join(text[int(lines[1]) - 1:int(lines[2])]).strip() != listing["code"].strip():
+            problems.append(f"{listing['caption']!r}: the lines it names are not the code shown")
+    uncopyable = [b["start"] for b in state["codeBlocks"] if not b["copy"]]
+    if uncopyable:
+        problems.append(f"code blocks without a copy button: {uncopyable}")
+    hidden = [f'{b["start"]!r} ({b["hidden"]} px)' for b in state["codeBlocks"] if b["hidden"] > 1]
+    if hidden:
+        problems.append(f"code lines hidden behind a sideways scroll at {DESKTOP_WIDTH} px: {hidden}")
+    assert not problems, f"{page}: listings:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_tables_are_numbered_and_captioned(loaded, page):
+    tables = [t for t in loaded(page).state["tables"] if "report" not in t["first"]]
+    problems = [f'table {k} ({t["first"]!r}): numbered {t["number"]!r}, caption {t["caption"][:40]!r}'
+                for k, t in enumerate(tables, start=1)
+                if t["number"] != f"Table {k}" or len(t["caption"]) < 20]
+    assert not problems, f"{page}: tables:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_section_mentions_are_links(loaded, page):
+    """Every "section N" of this page in the running text is a link to it."""
+    plain = loaded(page).state["unlinkedSectionMentions"]
+    assert not plain, f"{page}: section mentions that are not links:\n" + "\n".join(plain)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_figure_zoom_opens_with_caption_and_closes(loaded, page):
+    zoom = loaded(page).zoom
+    assert zoom is not None, f"{page}: no figure to zoom"
+    assert zoom["open"] and zoom["sameImage"], f"{page}: a click did not open the figure: {zoom}"
+    assert zoom["captioned"], f"{page}: the zoom lacks the figure's caption: {zoom}"
+    assert zoom["shown"] > zoom["inPage"], f"{page}: the zoom is no larger than the page: {zoom}"
+    assert zoom["closed"], f"{page}: Escape did not close the zoom"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_prints_every_answer_and_tab(loaded, page):
+    printed = loaded(page).print
+    hidden_answers = [k + 1 for k, shown in enumerate(printed["answers"]) if not shown]
+    hidden_tabs = [k + 1 for k, shown in enumerate(printed["tabs"] + printed["tabLabels"]) if not shown]
+    assert not hidden_answers, f"{page}: folded answers that do not print: {hidden_answers}"
+    assert not hidden_tabs, f"{page}: tabs (or their labels) that do not print: {hidden_tabs}"
+    assert not printed["navigation"], f"{page}: navigation printed: {printed['navigation']}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_maths_never_shows_raw_tex(loaded, page):
+    """The TeX source is hidden while the page waits for MathJax, and the page
+    is unmarked once MathJax has typeset it."""
+    state = loaded(page).state
+    assert not state["mathsPendingAfterLoad"], f"{page}: maths still marked pending after typesetting"
+    if state["maths"]["marked"]:
+        assert state["rawTexHiddenWhilePending"], f"{page}: raw TeX would show before typesetting"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_dark_code_is_not_drawn_as_links(loaded, page):
+    underlined = loaded(page).dark_code_underlined
+    assert not underlined, f"{page}: {underlined} code names underlined in the dark theme"
+
+
+@pytest.fixture(scope="module")
+def pdfs(site, browser) -> dict:
+    """docs/site_pdf.py (`make pdf`) prints every page into <site>/pdf/."""
+    spec = importlib.util.spec_from_file_location("site_pdf_for_tests", DOCS / "site_pdf.py")
+    site_pdf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(site_pdf)
+    return site_pdf.print_site(site, driver=browser)
+
+
+def test_make_pdf_prints_every_page(pdfs):
+    """One PDF a page, which the page's box links (the link test checks the link)."""
+    results = pdfs
+    assert sorted(results) == sorted(PAGES), results
+    for page, (pages, size) in results.items():
+        assert pages >= 5 and size > 100_000, f"{page}.pdf: {pages} pages, {size} bytes"
 
 
 @pytest.mark.parametrize("doc", PAGES + ["index", ROBUSTNESS_DOC])
@@ -653,7 +1009,7 @@ def _ids_in(path: Path) -> frozenset[str]:
 
 
 @pytest.mark.parametrize("doc", PAGES + ["index", ROBUSTNESS_DOC])
-def test_page_internal_links_resolve(loaded, server, site, doc):
+def test_page_internal_links_resolve(loaded, server, site, pdfs, doc):
     links = loaded(doc).state["links"]
     broken = []
     checked = 0
@@ -692,20 +1048,26 @@ def test_page_contents_list_links_every_numbered_section(loaded, page):
 
 
 @pytest.mark.parametrize("doc", PAGES + ["index", ROBUSTNESS_DOC])
-def test_page_fits_a_500px_screen(loaded, doc):
-    """No sideways scrolling of the page at 500 px; figures keep a legible width,
-    scrolling sideways inside themselves."""
+def test_page_fits_a_phone(loaded, doc):
+    """At 390 px: no sideways scrolling of the page; every figure whole in its
+    column (nothing cut off: a tap opens the zoom); a table wider than its
+    column scrolls in a box that shows it (scroll shadows); code wraps."""
     narrow = loaded(doc).narrow
     assert narrow["viewport"] == NARROW_WIDTH, f"the viewport is {narrow['viewport']} px wide"
     assert narrow["scrollWidth"] <= narrow["clientWidth"], (
         f"{doc}: at {NARROW_WIDTH} px the page is {narrow['scrollWidth']} px wide; "
         f"too wide: {narrow['wide']}")
-    small = [f'{f["src"]} ({f["shown"]:.0f} px)' for f in narrow["figures"]
-             if f["shown"] < FIGURE_MIN_NARROW_WIDTH]
-    assert not small, f"{doc}: figures shrunk below {FIGURE_MIN_NARROW_WIDTH} px: {small}"
-    unscrollable = [f["src"] for f in narrow["figures"]
-                    if f["shown"] > f["box"] + 1 and f["overflow"] not in ("auto", "scroll")]
-    assert not unscrollable, f"{doc}: figures wider than their box that do not scroll: {unscrollable}"
+    cut = [f'{f["src"]} ({f["shown"]:.0f} px in a {narrow["column"]:.0f} px column)'
+           for f in narrow["figures"]
+           if f["boxScrolls"] or f["right"] > narrow["clientWidth"] + 1 or f["left"] < -1
+           or f["shown"] > narrow["column"] + 1]
+    assert not cut, f"{doc}: figures not whole in the column: {cut}"
+    unnoticed = [t["first"] for t in narrow["tables"]
+                 if t["wider"] and not (t["scrolls"] and t["shadow"])]
+    assert not unnoticed, f"{doc}: tables wider than the column with no sign that they scroll: {unnoticed}"
+    outside = [t["first"] for t in narrow["tables"] if t["right"] > narrow["clientWidth"] + 1]
+    assert not outside, f"{doc}: tables reaching past the screen: {outside}"
+    assert not narrow["codeHidden"], f"{doc}: code lines hidden sideways: {narrow['codeHidden']}"
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -722,8 +1084,28 @@ def test_page_folded_answers_and_tabs_work(loaded, page):
 
 @pytest.mark.parametrize("doc", SCREENSHOTS)
 def test_page_screenshots_saved(loaded, doc):
-    """build/test-artifacts/<page>-{desktop,narrow,dark}.jpg: look at them."""
+    """build/test-artifacts/<page>-{desktop,narrow,dark}.jpg and the first
+    screens <page>-{desktop,phone}-first.png: look at them."""
     view = loaded(doc)
-    for kind in ("desktop", "narrow", "dark"):
-        path = ARTIFACTS / f"{view.name}-{kind}.jpg"
+    for name in ("desktop.jpg", "narrow.jpg", "dark.jpg", "desktop-first.png", "phone-first.png"):
+        path = ARTIFACTS / f"{view.name}-{name}"
         assert path.is_file() and path.stat().st_size > 10_000, f"{path} missing or empty"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_notebook_link_downloads_a_valid_notebook(loaded, server, page):
+    """The page's "Run it yourself" links (a Markdown link to
+    figures/<page>/<page>.ipynb, which Sphinx serves as a download) fetch a
+    valid notebook, the committed one, byte for byte."""
+    import urllib.request
+
+    import nbformat
+
+    urls = sorted({link["url"] for link in loaded(page).state["links"]
+                   if urlsplit(link["url"]).path.endswith(f"/{page}.ipynb")})
+    assert len(urls) == 1, f"{page}: expected one notebook link target, found {urls}"
+    with urllib.request.urlopen(urls[0], timeout=10) as response:
+        data = response.read()
+    nbformat.validate(nbformat.reads(data.decode("utf-8"), as_version=4))
+    committed = REPO / "figures" / page / f"{page}.ipynb"
+    assert data == committed.read_bytes(), f"{page}: the site serves another notebook than {committed.name}"

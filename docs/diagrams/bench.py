@@ -10,6 +10,11 @@ For every registered page it times:
 and, for the whole project, `make figures` with nothing changed, `make check`
 and `make test` (about a minute and a half; --no-tests skips it).
 
+Each page's cold regeneration is also recorded in figures/<page>/hands-on.json
+(wall and CPU seconds, the machine, the load): the site's front-matter box
+quotes it as the page's hands-on time (running every experiment yourself).
+`--cold-only` measures just that, for every page or the one `--page` names.
+
 Each result is the median wall time of --repeats runs (default 3; a command
 whose first run takes over a minute runs once), printed as soon as it is
 measured, with its budget beside it; a one-line summary ends the run. Exit status 1 when a budget is missed or a command fails.
@@ -22,7 +27,9 @@ the bench on a tree whose section scripts are not being edited.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import re
 import statistics
 import subprocess
@@ -60,6 +67,7 @@ class Result:
     runs: list[float]
     budget: tuple[float, str] | None = None
     note: str = ""
+    cpu_seconds: float | None = None  # median CPU time (user + system) of the children
 
     @property
     def verdict(self) -> str:
@@ -93,14 +101,15 @@ class Bench:
         """Run ``command`` --repeats times, print one line with the median."""
         if announce:  # a long one: say it has started
             print(f"  ({what.strip()}: up to {self.repeats} run(s), each a while)", flush=True)
-        runs, note, result = [], "", None
+        runs, cpus, note, result = [], [], "", None
         for _ in range(self.repeats):
             if runs and runs[0] > LONG_RUN:  # a minute or more: one run says enough
                 note = f"1 run: over {LONG_RUN:.0f} s, not repeated"
                 break
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), children_cpu()
             done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, env=self.env)
             runs.append(time.perf_counter() - start)
+            cpus.append(children_cpu() - cpu_start)
             code = exit_code(command, done)
             if code not in ok_codes:
                 last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
@@ -112,7 +121,8 @@ class Bench:
             if expect is not None and expect not in done.stdout:
                 note = f"did not print {expect!r}: something was stale, so this is not the no-op time"
         if result is None:  # no failure
-            result = Result(what, statistics.median(runs), runs, budget, note)
+            result = Result(what, statistics.median(runs), runs, budget, note,
+                            cpu_seconds=statistics.median(cpus))
         self.report(result)
         return result
 
@@ -126,6 +136,38 @@ class Bench:
         verdict = f"  {result.verdict}" if result.verdict else ""
         note = f"  [{result.note}]" if result.note else ""
         print(f"{result.what:<{self.width}} {median}{spread}{budget}{verdict}{note}", flush=True)
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) of every finished child process so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def record_hands_on(slug: str, command: str, result: Result) -> Path | None:
+    """figures/<slug>/hands-on.json: the page's measured cold regeneration,
+    which the site quotes as its hands-on time. Nothing is written for a
+    failed run."""
+    if result.seconds is None:
+        return None
+    try:
+        load = round(os.getloadavg()[0], 1)
+    except OSError:
+        load = None
+    record = {
+        "what": command,
+        "wall_seconds": round(result.seconds, 1),
+        "cpu_seconds": round(result.cpu_seconds, 1),
+        "runs": len(result.runs),
+        "machine": numeric_env.cpu_model(),
+        "cores": os.cpu_count(),
+        "load_after": load,
+    }
+    path = REPO_ROOT / "figures" / slug / "hands-on.json"
+    temp = path.with_name(f".{path.name}.tmp")
+    temp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    temp.replace(path)
+    return path
 
 
 def first_section(package: str, names: list[str]) -> str:
@@ -143,11 +185,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-tests", action="store_true", help="do not time `make test` (about 1.5 min)")
     parser.add_argument("--loop-section", metavar="NAME",
                         help="the section the author's loop reruns (default: each page's first section)")
+    parser.add_argument("--cold-only", action="store_true",
+                        help="only the pages' cold regenerations (and their hands-on records)")
+    parser.add_argument("--page", metavar="SLUG", help="only this page")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     python = sys.executable
     packages = page_packages()
+    if args.page:
+        packages = [p for p in packages if page_config(p).PAGE == args.page]
+        if not packages:
+            parser.error(f"no registered page {args.page}")
     if not packages:
         print("error: no registered pages under docs/diagrams", file=sys.stderr)
         return 2
@@ -165,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     bench = Bench(args.repeats)
 
-    for package in packages:
+    for package in packages if not args.cold_only else ():
         slug = page_config(package).PAGE
         print(f"{slug}: each section alone (python <script> --quiet --out-dir <temp dir>)", flush=True)
         with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
@@ -176,8 +225,11 @@ def main(argv: list[str] | None = None) -> int:
     print("pages from cold (every section rerun)", flush=True)
     for package in packages:
         slug = page_config(package).PAGE
-        bench.measure(f"  make -B figures PAGE={slug}", ["make", "-s", "-B", "figures", f"PAGE={slug}"],
-                      budget=PAGE_COLD_BUDGETS.get(slug), announce=True)
+        result = bench.measure(f"  make -B figures PAGE={slug}", ["make", "-s", "-B", "figures", f"PAGE={slug}"],
+                               budget=PAGE_COLD_BUDGETS.get(slug), announce=True)
+        record_hands_on(slug, f"make -B figures PAGE={slug}", result)
+    if args.cold_only:
+        return finish(bench, started, args)
 
     print("the author's loop (rerun one section, then check the page)", flush=True)
     bench.measure("  make figures, nothing changed", ["make", "-s", "figures"],
@@ -198,6 +250,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_tests:
         bench.measure("  make test", ["make", "-s", "test"], budget=TEST_BUDGET, announce=True)
 
+    return finish(bench, started, args)
+
+
+def finish(bench: Bench, started: float, args: argparse.Namespace) -> int:
+    """Print the one-line summary; 1 when a budget is missed or a command failed."""
     results = bench.results
     budgeted = [r for r in results if r.budget]
     missed = [r for r in budgeted if r.verdict == "MISSED"]
@@ -209,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         summary += "; MISSED: " + ", ".join(f"{r.what.strip()} {r.seconds:.2f} s > {r.budget[0]:g} s" for r in missed)
     if failed:
         summary += "; FAILED: " + ", ".join(r.what.strip() for r in failed)
-    if args.no_tests:
+    if args.no_tests or args.cold_only:
         summary += "; make test not timed (--no-tests)"
     print(summary, flush=True)
     return 1 if missed or failed else 0

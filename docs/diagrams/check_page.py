@@ -80,7 +80,7 @@ HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s+\d+\.\s")
 SVG_COMMENT = re.compile(r"<!--(.*?)-->", re.S)
 # Directives whose body is prose; in a backtick fence MyST would still render
 # them, but the checker (rightly) reads backtick fences as code.
-PROSE_DIRECTIVES = {"figure", "dropdown", "note", "tip", "warning", "important", "admonition", "seealso",
+PROSE_DIRECTIVES = {"figure", "table", "dropdown", "note", "tip", "warning", "important", "admonition", "seealso",
                     "tab-set", "tab-item", "card", "grid", "grid-item-card", "margin", "sidebar", "topic",
                     "epigraph", "caution", "attention", "hint", "danger", "error"}
 CODE_DIRECTIVES = {"literalinclude", "code-block", "code", "code-cell", "math", "raw", "include", "eval-rst",
@@ -340,6 +340,11 @@ def walk_directive(token, lines, line_offset, page: ParsedPage, patterns, state)
     if name in CODE_DIRECTIVES:
         page.code_blocks.append(CodeBlock(state["section"], start + 1, token.info.strip(), token.content))
         return
+    if name == "table":  # a table's caption is its argument: prose
+        caption = re.sub(r"^\s*\{table\}", "", token.info or "").strip()
+        if caption:
+            page.text.setdefault(state["section"], []).append(caption)
+            collect_text(caption, state["section"], start + 1, [], patterns, page, state)
     body_lines = token.content.splitlines()
     skip = 0
     for i, line in enumerate(body_lines):
@@ -618,6 +623,8 @@ def refuse_other_runs(record: dict, path: Path) -> None:
                 f"numeric variant {variant}" if variant != numeric_env.PINNED else "the reduced test configuration")
         raise PageError(f"{rel(path)}: made at {what}, not by the page's own run; the page must not quote "
                         "it: run `make -B figures` to remake the page's run")
+    if why := numeric_env.foreign(record):
+        raise PageError(f"{rel(path)}: {why}")
 
 
 def stale_inputs(package: str, script: str, record: dict) -> Finding | None:
@@ -706,13 +713,13 @@ def check_binding(pinned_path: Path, binding: list, page: ParsedPage) -> list[Fi
     return findings
 
 
-def pinned_binding(config, report_binding_only: bool = True, **paths) -> dict:
+def pinned_binding(config, **paths) -> dict:
     """The page's numbers in order with the quotes each is, for `make golden`."""
     page_path = Path(paths.get("page_path") or REPO_ROOT / config.PAGE_FILE)
     page = parse_page(page_path, tuple(config.STRUCTURAL))
     numbers_dir = Path(paths.get("numbers_dir") or REPO_ROOT / "figures" / config.PAGE / "numbers")
     texts = {}
-    for n, scripts in config.SECTION_SCRIPTS.items():
+    for scripts in config.SECTION_SCRIPTS.values():
         for script in scripts:
             path = numbers_dir / f"{script}.json"
             record = validate_record(load_json(path, f"the numbers of {script}", "run `make figures` first"),

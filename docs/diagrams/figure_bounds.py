@@ -13,10 +13,15 @@ Units: pixels of the drawing the figure was last saved as. For an SVG that
 is 1/72 inch (the SVG's own user unit, the "pt" of its width); for a PNG,
 pixels at the dpi it was saved at.
 
-Speed: it reuses the renderer of the savefig that just drew the figure (kept
-by every drawn Text), so the text layouts come from matplotlib's cache and
-nothing is drawn again: a few milliseconds for a page figure. A figure never
-drawn is laid out once first (``Figure.draw_without_rendering``).
+Speed: given the renderer of the savefig that just drew the figure (caught
+with ``drawn_renderer``, from matplotlib's public ``draw_event``), the text
+layouts come from matplotlib's cache and nothing is drawn again: a few
+milliseconds for a page figure. Without one, the figure is drawn once as an
+SVG (into memory) first.
+
+Public matplotlib API only (``get_tightbbox``, ``get_window_extent``, the
+tick and clip getters, ``draw_event``): a matplotlib upgrade changes no
+private name under it.
 
 Run it on a saved SVG file's figure from the command line? No: it needs the
 Figure object. The figure saver calls it (see ``check_figure_fits``'s
@@ -25,10 +30,11 @@ docstring); ``python docs/diagrams/figure_bounds.py`` runs a small demonstration
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 
 import matplotlib
-from matplotlib import cbook
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.axis import Axis
@@ -39,29 +45,29 @@ from matplotlib.spines import Spine
 from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Bbox
 
-__all__ = ["check_figure_fits", "FigureBoundsError"]
+__all__ = ["check_figure_fits", "drawn_renderer", "FigureBoundsError"]
 
 
 class FigureBoundsError(ValueError):
     """Raised by callers that turn the problems into an error (see ``check_figure_fits``)."""
 
 
-def _drawn_renderer(fig: Figure):
-    """The renderer of the figure's last draw, found on any text it drew."""
-    for artist in _walk_texts(fig):
-        renderer = getattr(artist, "_renderer", None)
-        if renderer is not None:
-            return renderer
-    return None
+@contextlib.contextmanager
+def drawn_renderer(fig: Figure):
+    """Catch the renderer of the draws inside the block (a savefig)::
 
+        with drawn_renderer(fig) as drawn:
+            fig.savefig(out, format="svg")
+        problems = check_figure_fits(fig, renderer=drawn[-1])
 
-def _walk_texts(fig: Figure):
-    yield from fig.texts
-    for ax in fig.axes:
-        yield ax.title
-        yield from ax.texts
-        for axis in (ax.xaxis, ax.yaxis):
-            yield axis.label
+    The list fills from the canvas's public ``draw_event`` (which every
+    Figure.draw sends, whichever backend's canvas savefig switched to)."""
+    drawn: list = []
+    connection = fig.canvas.mpl_connect("draw_event", lambda event: drawn.append(event.renderer))
+    try:
+        yield drawn
+    finally:
+        fig.canvas.mpl_disconnect(connection)
 
 
 def _describe(artist: Artist, where: str) -> str:
@@ -92,25 +98,6 @@ def _axes_name(ax: Axes, index: int) -> str:
     return f"axes {index + 1}: "
 
 
-def _clipped(artist: Artist, bbox: Bbox) -> Bbox | None:
-    """What of ``bbox`` is drawn, given the artist's clipping (None: nothing)."""
-    if not artist.get_clip_on():
-        return bbox
-    clip = artist.get_clip_box()
-    if clip is not None:
-        bbox = Bbox.intersection(bbox, clip)
-        if bbox is None:
-            return None
-    clip_path = artist.get_clip_path()
-    if clip_path is not None:
-        try:
-            extent = clip_path.get_fully_transformed_path().get_extents()
-        except Exception:  # an exotic clip path: judge by the clip box alone
-            return bbox
-        bbox = Bbox.intersection(bbox, extent)
-    return bbox
-
-
 def _inside(bbox: Bbox, inner: tuple[float, float, float, float]) -> bool:
     return (bbox.x0 >= inner[0] - 1e-6 and bbox.y0 >= inner[1] - 1e-6
             and bbox.x1 <= inner[2] + 1e-6 and bbox.y1 <= inner[3] + 1e-6)
@@ -136,8 +123,6 @@ def _extent(artist: Artist, renderer) -> Bbox | None:
     if isinstance(artist, Text):
         if not artist.get_text().strip():
             return None
-        if isinstance(artist, Annotation) and not artist._check_xy(renderer):
-            return None  # an annotation whose point is clipped away is not drawn
     elif isinstance(artist, Patch):
         if not artist.get_fill() and artist.get_linewidth() == 0:
             return None
@@ -145,23 +130,36 @@ def _extent(artist: Artist, renderer) -> Bbox | None:
         if face[3] == 0 and (edge[3] == 0 or artist.get_linewidth() == 0):
             return None
     try:
-        bbox = artist.get_window_extent(renderer)
+        # What is drawn, after the clip box and clip path; null for an
+        # annotation whose point is clipped away (it is not drawn).
+        bbox = artist.get_tightbbox(renderer)
     except Exception:
         return None
     if bbox is None or not all(math.isfinite(v) for v in bbox.bounds):
         return None
     if bbox.width == 0 and bbox.height == 0 and not isinstance(artist, Text):
         return None
-    return _clipped(artist, bbox)
+    return bbox
 
 
-def _axis_artists(axis: Axis, renderer, marks: bool):
+def _drawn_ticks(axis: Axis) -> list:
+    """The ticks the last draw drew. A draw positions a tick for every
+    location of the locators and draws those inside the view limits (to a
+    relative 1e-10, in the scale's coordinates); it keeps spare ticks beyond."""
+    transform = axis.get_transform()
+    low, high = sorted(float(v) for v in transform.transform([[v] for v in axis.get_view_interval()]).ravel())
+    tolerance = 1e-10 * (high - low)
+    drawn = []
+    for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+        where = float(transform.transform([[tick.get_loc()]]).ravel()[0])
+        if low - tolerance <= where <= high + tolerance:
+            drawn.append(tick)
+    return drawn
+
+
+def _axis_artists(axis: Axis, marks: bool):
     """The tick labels, tick marks (if ``marks``), label and offset text the axis draws."""
-    try:
-        ticks = axis._update_ticks()  # the ticks drawn: inside the view limits
-    except Exception:
-        ticks = axis.get_major_ticks() + axis.get_minor_ticks()
-    for tick in ticks:
+    for tick in _drawn_ticks(axis):
         if not tick.get_visible():
             continue
         for part in (tick.label1, tick.label2):
@@ -204,7 +202,7 @@ def _artists(container, renderer, inner, where: str = ""):
             continue
         if isinstance(child, Axis):
             if ax.axison:
-                for part, kind in _axis_artists(child, renderer, marks):
+                for part, kind in _axis_artists(child, marks):
                     yield part, where + kind
             continue
         if child in ax.spines.values():
@@ -229,24 +227,26 @@ def check_figure_fits(fig: Figure, margin_px: float = 2.0, *, renderer=None) -> 
 
     How the figure saver uses it (``section_kit.Section.save_figure``)::
 
-        fig.savefig(out, format="svg", metadata={"Date": None})
-        problems = check_figure_fits(fig)
+        with drawn_renderer(fig) as drawn:
+            fig.savefig(out, format="svg", metadata={"Date": None})
+        problems = check_figure_fits(fig, renderer=drawn[-1])
         if problems:
             raise FigureBoundsError(f"{path.name}: " + "; ".join(problems))
 
     Legends, tables and annotations (text and arrow) are judged whole; lines,
     patches, collections and images by what their clipping leaves drawn.
     """
-    if renderer is None:
-        renderer = _drawn_renderer(fig)
-    if renderer is None:
-        fig.draw_without_rendering()
-        renderer = _drawn_renderer(fig) or fig._get_renderer()
+    if renderer is None:  # draw it as the page does (an SVG), into memory
+        with drawn_renderer(fig) as drawn:
+            fig.savefig(io.BytesIO(), format="svg", metadata={"Date": None})
+        renderer = drawn[-1]
     # The renderer's pixels per inch: 72 for the SVG the figure was just saved
     # as. Positions are computed at that dpi, as in the drawing.
     dpi = renderer.points_to_pixels(72.0)
     problems: list[str] = []
-    with cbook._setattr_cm(fig, dpi=dpi):
+    saved_dpi = fig.dpi
+    fig.dpi = dpi
+    try:
         width, height = fig.bbox.width, fig.bbox.height
         inner = (margin_px, margin_px, width - margin_px, height - margin_px)
         for artist, where in _artists(fig, renderer, inner):
@@ -269,11 +269,12 @@ def check_figure_fits(fig: Figure, margin_px: float = 2.0, *, renderer=None) -> 
                     f"{_describe(artist, where)} crosses {' and '.join(crossings)} "
                     f"(x {bbox.x0:.1f} to {bbox.x1:.1f}, y {bbox.y0:.1f} to {bbox.y1:.1f}; "
                     f"the figure is {width:.1f} x {height:.1f} px, margin {margin_px:g})")
+    finally:
+        fig.dpi = saved_dpi
     return problems
 
 
 if __name__ == "__main__":  # a demonstration: one figure that fits, one that does not
-    import io
     import time
 
     demo = Figure(figsize=(6, 3))

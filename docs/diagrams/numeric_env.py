@@ -2,19 +2,26 @@
 
 Why: "same seed, same numbers" holds only if rounding is the same, and
 rounding depends on which kernels the libraries pick for this CPU. OpenBLAS
-(numpy's BLAS) and torch (its own kernels, MKL, oneDNN) choose by CPU
-features, so a matmul sums in a different order on an AVX-512 machine than on
-an AVX2 one, and a chaotic training run turns that last-bit difference into a
-different conclusion. Pinning every choice to a family each x86-64 machine of
-the last decade has (AVX2 with FMA, OpenBLAS's Haswell kernels) and to one
-thread gives the same bits on any such machine.
+(numpy's BLAS), numpy's own ufunc loops (its SIMD dispatch: tanh, exp, the
+order of ties in a sort) and torch (its own kernels, MKL, oneDNN) choose by
+CPU features, so a matmul sums in a different order on an AVX-512 machine
+than on an AVX2 one, and a chaotic training run turns that last-bit
+difference into a different conclusion. Pinning every choice to a family each
+x86-64 machine of the last decade has (x86-64-v3: AVX2 with FMA, OpenBLAS's
+Haswell kernels, numpy's X86_V3 loops) and to one thread gives the same bits
+on any such machine.
 
 The pin WINS over the caller's environment: a stray OPENBLAS_CORETYPE in a
-shell must not change the committed numbers. The one deliberate knob is
+shell must not change the committed numbers, nor a caller's
+NPY_ENABLE_CPU_FEATURES (removed: numpy refuses it beside the pin's
+NPY_DISABLE_CPU_FEATURES). The one deliberate knob is
 NUMERIC_VARIANT, which the robustness report uses to rerun a section under
 other kernels (to learn which results survive rounding); a run under a variant
 never writes into figures/. A machine that cannot run the pinned kernels (no
-AVX2/FMA, or not x86-64) is told so once, and runs with the library defaults.
+AVX2/FMA, or not x86-64) is told so once, runs with the library defaults,
+and its numbers files say so ("honoured": false), so they are never taken for
+the page's own run. UNPINNED_ENV=1 makes this machine behave as such a machine
+(for the tests of that path only).
 
 Imported by section_kit before numpy; must stay free of heavy imports.
 """
@@ -29,6 +36,14 @@ from importlib import metadata
 
 VARIANT_ENV = "NUMERIC_VARIANT"
 PINNED = "pinned"
+# Test-only: act as a machine that cannot honour the pin (library defaults).
+UNPINNED_ENV = "NUMERIC_ENV_UNPINNED"
+# numpy 2.4's dispatch groups above X86_V3 (numpy's __cpu_dispatch__ lists
+# X86_V3 X86_V4 AVX512_ICL AVX512_SPR over its X86_V2 baseline). Disabling a
+# group this CPU lacks is accepted silently; a name numpy does not dispatch
+# would only raise an ImportWarning, so a test checks these names.
+NUMPY_ABOVE_V3 = ("X86_V4", "AVX512_ICL", "AVX512_SPR")
+NUMPY_CAP = "X86_V3"
 
 # The page's own numeric environment.
 PIN: dict[str, str] = {
@@ -41,7 +56,11 @@ PIN: dict[str, str] = {
     "MKL_ENABLE_INSTRUCTIONS": "AVX2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "TORCH_NUM_THREADS": "1",  # read by section_kit.import_torch
+    "NPY_DISABLE_CPU_FEATURES": " ".join(NUMPY_ABOVE_V3),  # numpy's own loops capped at X86_V3
 }
+# Removed from the caller's environment: it would override the pin's cap
+# (numpy will not even load with both set).
+CLEARED = ("NPY_ENABLE_CPU_FEATURES",)
 
 # Other kernels, for the robustness report only: what rounding alone changes.
 VARIANTS: dict[str, dict[str, str]] = {
@@ -55,10 +74,15 @@ VARIANTS: dict[str, dict[str, str]] = {
         "ONEDNN_MAX_CPU_ISA": "SSE41",
     },
     "torch-two-threads": {"TORCH_NUM_THREADS": "2"},
+    # numpy's own loops at its X86_V2 baseline (SSE4.2): another tanh, exp, sort
+    "numpy-x86-v2": {"NPY_DISABLE_CPU_FEATURES": " ".join((NUMPY_CAP, *NUMPY_ABOVE_V3))},
 }
 # The pin's entries that need AVX2 and FMA on x86-64.
 NEEDS_AVX2 = ("OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY", "MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS",
-              "ONEDNN_MAX_CPU_ISA")
+              "ONEDNN_MAX_CPU_ISA", "NPY_DISABLE_CPU_FEATURES")
+# x86-64-v3 as /proc/cpuinfo names it (lzcnt is "abm"): what numpy's X86_V3
+# loops, OpenBLAS's Haswell and torch's avx2 kernels may use.
+X86_V3_FLAGS = frozenset({"avx", "avx2", "fma", "bmi1", "bmi2", "f16c", "abm", "movbe"})
 WARNED_ENV = "NUMERIC_ENV_WARNED"  # set once told, so child processes stay quiet
 
 
@@ -92,7 +116,16 @@ def cpu_flags() -> set[str]:
 
 
 def can_honour_pin() -> bool:
-    return platform.machine() in ("x86_64", "AMD64") and {"avx2", "fma"} <= cpu_flags()
+    if os.environ.get(UNPINNED_ENV):
+        return False
+    return platform.machine() in ("x86_64", "AMD64") and X86_V3_FLAGS <= cpu_flags()
+
+
+def machine_name() -> str:
+    """The machine as the notes and skip reasons name it."""
+    if os.environ.get(UNPINNED_ENV):
+        return f"{platform.machine()} treated as unable to honour the pin (${UNPINNED_ENV} is set)"
+    return f"{platform.machine()}, {cpu_model()}, without x86-64-v3 (AVX2, FMA)"
 
 
 def cpu_model() -> str:
@@ -115,14 +148,17 @@ def apply() -> str:
     if not honoured:
         wanted = {k: v for k, v in wanted.items() if k not in NEEDS_AVX2}
         if not os.environ.get(WARNED_ENV):
-            print(f"note: this machine ({platform.machine()}, without AVX2/FMA) cannot run the pinned "
-                  "kernels (OpenBLAS Haswell, torch avx2); using the library defaults, so the last "
-                  "digits may differ from the committed numbers", file=sys.stderr)
+            print(f"note: this machine ({machine_name()}) cannot run the pinned kernels (OpenBLAS "
+                  "Haswell, numpy X86_V3, torch avx2); using the library defaults, so the last digits "
+                  "may differ from the committed numbers, and its numbers are not the page's own run",
+                  file=sys.stderr)
             os.environ[WARNED_ENV] = "1"
     loaded = [name for name in ("numpy", "torch") if name in sys.modules]
     if loaded:  # the libraries read these variables when they load
         raise RuntimeError(f"numeric_env must be applied before {' and '.join(loaded)} is imported: "
                            "import section_kit (or numeric_env) first")
+    for name in CLEARED if honoured else ():
+        os.environ.pop(name, None)
     os.environ.update(wanted)
     return variant
 
@@ -149,9 +185,35 @@ def record() -> dict:
         "python": platform.python_version_tuple()[0] + "." + platform.python_version_tuple()[1],
         "packages": versions,
         "openblas_core": openblas_core(),
+        "numpy_simd": numpy_simd(),
         "torch_cpu_capability": settings(variant)["ATEN_CPU_CAPABILITY"],
         "threads": {"blas": 1, "torch": int(settings(variant)["TORCH_NUM_THREADS"])},
     }
+
+
+def foreign(record: dict) -> str | None:
+    """Why a numbers record cannot count as the page's own run here, or None:
+    on a machine that honours the pin, numbers made where it did not hold
+    (other kernels, other last digits) are refused. Elsewhere nothing better
+    can be made, so its own numbers serve its author's loop."""
+    environment = record.get("environment") or {}
+    if can_honour_pin() and environment.get("honoured") is False:
+        return (f"made where the numeric pin did not hold ({environment.get('machine', 'unknown machine')}, "
+                f"numpy {environment.get('numpy_simd')}, OpenBLAS {environment.get('openblas_core')}); "
+                "regenerate it on a machine that honours the pin, as this one does: `make -B figures`")
+    return None
+
+
+def numpy_simd() -> str | None:
+    """numpy's highest dispatch group in use (X86_V3 under the pin on any
+    machine that honours it, whatever else the CPU has), or None before numpy
+    is loaded; "baseline" when every dispatched group is off."""
+    if "numpy" not in sys.modules:
+        return None
+    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+    enabled = [group for group in __cpu_dispatch__ if __cpu_features__.get(group)]
+    return enabled[-1] if enabled else "baseline"
 
 
 def openblas_core() -> str | None:

@@ -41,7 +41,6 @@ import os
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -147,10 +146,10 @@ def run_label(variant: str, offset: int) -> str:
 # Running.
 
 
-def run_pinned(scripts: list[SectionScript], offsets, progress) -> dict:
+def run_pinned(scripts: list[SectionScript], offsets, progress, on_event=lambda: None) -> dict:
     """{(section name, (variant, offset)): result} for the pinned seeds, in
     this process; the page's own run comes from its committed numbers when
-    they are current."""
+    they are current. ``on_event()`` is called as each run starts and ends."""
     results, jobs, page_runs, kept = {}, [], 0, 0
     for script in scripts:
         for off in offsets:
@@ -175,8 +174,9 @@ def run_pinned(scripts: list[SectionScript], offsets, progress) -> dict:
             keep_result(job[0], (numeric_env.PINNED, job[1]), result)
             progress(f"{job[0].name} at seed offset {job[1]}: "
                      + ("done" if result["ok"] else "ERROR") + f" ({result['seconds']:.1f} s)")
+        on_event()
 
-    for job, r in zip(jobs, run_many(jobs, announce=announce)):
+    for job, r in zip(jobs, run_many(jobs, announce=announce), strict=True):
         results[(job[0].name, (numeric_env.PINNED, job[1]))] = r
     return results
 
@@ -188,28 +188,36 @@ def start_variant(variant: str, pages: list[str], scripts: list[SectionScript]):
     out.unlink(missing_ok=True)
     command = ([sys.executable, __file__, "--worker", str(out)] + [a for p in pages for a in ("--page", p)]
                + [a for s in scripts for a in ("--section", s.name)])
-    child = subprocess.Popen(command, env={**os.environ, **QUIET_THREADS, numeric_env.VARIANT_ENV: variant},
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+    # The child writes its output to a file, not a pipe: a pipe would need a
+    # thread to drain it, and this process forks the pinned runs meanwhile
+    # (a fork while threads run can deadlock; Python 3.12+ warns).
+    log_path = out.with_suffix(".log")
+    with open(log_path, "w", encoding="utf-8") as log:
+        child = subprocess.Popen(command, env={**os.environ, **QUIET_THREADS, numeric_env.VARIANT_ENV: variant},
+                                 stdout=log, stderr=subprocess.STDOUT)
+    child.log_path, child.lines, child.partial = log_path, [], ""
+    child.log = open(log_path, encoding="utf-8")  # read as the child writes; closed once it exits
     return child, out
 
 
-def follow_variant(variant: str, child, progress, started: float) -> threading.Thread:
-    """A thread that drains the child's output as it comes (a full pipe
-    would stall it), relays its progress lines and keeps the rest for an
-    error message."""
-    def relay():
-        for line in child.stdout:
-            child.lines.append(line)
-            if line.startswith(PROGRESS_MARK):
-                progress(f"{variant}: {line[len(PROGRESS_MARK):].strip()}")
-        child.wait()
+def relay_variant(variant: str, child, progress, started: float) -> bool:
+    """Relay the progress lines the child wrote since the last call and keep
+    every line for an error message; True once it has exited and all is read."""
+    if child.log.closed:  # exited and read to the end by an earlier call
+        return True
+    exited = child.poll() is not None  # polled first: its output is then all on disk
+    lines = (child.partial + child.log.read()).split("\n")
+    child.partial = "" if exited else lines.pop()
+    for line in filter(None, lines):
+        child.lines.append(line + "\n")
+        if line.startswith(PROGRESS_MARK):
+            progress(f"{variant}: {line[len(PROGRESS_MARK):].strip()}")
+    if exited and not child.log.closed:
+        child.log.close()
+        child.log_path.unlink(missing_ok=True)
         if child.returncode == 0:
             progress(f"variant {variant}: done ({time.perf_counter() - started:.1f} s)")
-
-    child.lines = []
-    thread = threading.Thread(target=relay, daemon=True)
-    thread.start()
-    return thread
+    return exited
 
 
 def variant_results(variant: str, child, out: Path) -> dict:
@@ -253,7 +261,7 @@ def worker(out: Path, pages: list[str], names: list[str]) -> int:
 # Reporting.
 
 
-def claim_cell(claim: dict | None, statement: str, must_hold: bool) -> tuple[str, bool]:
+def claim_cell(claim: dict | None, must_hold: bool) -> tuple[str, bool]:
     """(cell text, is a failure)."""
     if claim is None:
         return "**missing**", True
@@ -302,7 +310,7 @@ def section_report(script: SectionScript, runs: list[tuple[str, int]], results: 
                 continue
             other = by_statement[run].get(claim["statement"])
             must = every_seed or run[1] == 0
-            cell, failed = claim_cell(other, claim["statement"], must)
+            cell, failed = claim_cell(other, must)
             cells.append(cell)
             if failed:
                 failures.append(f"{name}: {claim['statement']} "
@@ -431,16 +439,20 @@ def build_reports(pages: list[str], progress=print) -> dict[str, tuple[str, list
         if chosen:
             children[variant] = start_variant(variant, pages, chosen)
     try:
-        threads = [follow_variant(v, child, progress, started) for v, (child, _) in children.items()]
-        results.update(run_pinned(scripts, OFFSETS, progress))
-        for thread in threads:
-            thread.join()
+        def relay_all() -> bool:
+            return all([relay_variant(v, child, progress, started) for v, (child, _) in children.items()])
+
+        results.update(run_pinned(scripts, OFFSETS, progress, on_event=relay_all))
+        while not relay_all():
+            time.sleep(0.5)
         for variant, (child, out) in children.items():
             results.update(variant_results(variant, child, out))
     finally:  # an interrupt or a failed child: stop the others
         for child, _ in children.values():
             if child.poll() is None:
                 child.terminate()
+            child.log.close()
+            child.log_path.unlink(missing_ok=True)
     return {package: page_report(package, runs, results) for package in pages}
 
 

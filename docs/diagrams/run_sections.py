@@ -84,19 +84,33 @@ def inputs_of(script: SectionScript) -> list[Path]:
 
 
 def recorded_hash(script: SectionScript) -> str | None:
-    """The inputs hash the committed numbers file records (None: no usable file)."""
+    """The inputs hash the committed numbers file records (None: no usable
+    file, or one made where the numeric pin did not hold, see
+    numeric_env.foreign, so it reruns here)."""
     try:
         record = json.loads(script.numbers_path.read_text(encoding="utf-8"))
-        return record.get("inputs_hash") if isinstance(record, dict) else None
     except (OSError, ValueError):
         return None
+    if not isinstance(record, dict) or numeric_env.foreign(record):
+        return None
+    return record.get("inputs_hash")
+
+
+def foreign_numbers(script: SectionScript) -> bool:
+    try:
+        return bool(numeric_env.foreign(json.loads(script.numbers_path.read_text(encoding="utf-8"))))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def stale_reason(script: SectionScript) -> str | None:
     """Why the section must rerun, or None when its numbers are current."""
     recorded = recorded_hash(script)
     if recorded is None:
-        return "no numbers yet" if not script.numbers_path.exists() else "its numbers record no inputs hash"
+        if not script.numbers_path.exists():
+            return "no numbers yet"
+        return "its numbers were made where the numeric pin did not hold" if foreign_numbers(script) \
+            else "its numbers record no inputs hash"
     try:
         current = section_inputs.inputs_hash(script.package, script.name, numeric_env.PINNED)
     except section_inputs.InputError:
@@ -531,13 +545,13 @@ def run_and_report(chosen: list[tuple[SectionScript, str]], jobs_wanted: int | N
     results: list[dict] = [None] * len(jobs)  # type: ignore[list-item]
     for group, workers in ((shared, jobs_wanted), (alone, 1)):
         done = run_many([jobs[i] for i in group], workers, announce=announce, remember_times=True)
-        for i, result in zip(group, done):
+        for i, result in zip(group, done, strict=True):
             results[i] = result
     failed = [r for r in results if not r["ok"]]
     for r in failed:
         print(f"\n{r['script'].page}/{r['script'].name} failed; its committed numbers are now stale "
               f"for `make check`:\n  " + r["error"].rstrip().replace("\n", "\n  "), file=sys.stderr)
-    changed_meanwhile = [job[0].name for job, r in zip(jobs, results) if r["ok"] and current_hash(job[0]) != job[5]]
+    changed_meanwhile = [job[0].name for job, r in zip(jobs, results, strict=True) if r["ok"] and current_hash(job[0]) != job[5]]
     for name in changed_meanwhile:
         print(f"note: {name} changed while it ran: its numbers record the old inputs, so the next "
               "`make figures` reruns it", file=sys.stderr)

@@ -6,9 +6,13 @@ nothing). The inputs: the section script; the modules of its page package it
 imports, transitively (models, training loops); data files it declares in a
 module-level ``INPUTS = ("corpus/plays.txt.xz", ...)`` (paths relative to the
 package); the page package's ``__init__`` apart from its registry
-(REGISTRY_NAMES); the shared machinery; the pins in requirements.txt of the
-packages that compute or draw (numpy, scipy, matplotlib, torch); and the
-numeric environment (see numeric_env).
+(REGISTRY_NAMES); the shared machinery; the locked versions (requirements.lock)
+of the packages that compute or draw (numpy, scipy, matplotlib, torch,
+threadpoolctl) and of everything they depend on, transitively (pillow,
+kiwisolver, fonttools, sympy, ...); and the numeric environment (see
+numeric_env). A package only the site, the tests or the tools use (a Sphinx
+plugin, pytest, a linter) is outside that closure, so locking or bumping it
+leaves every section current.
 
 Light on purpose (ast and hashlib only): the page check and `make figures`
 with nothing to do must stay instant.
@@ -25,12 +29,14 @@ import numeric_env
 
 DIAGRAMS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = DIAGRAMS_DIR.parents[1]
-REQUIREMENTS = REPO_ROOT / "requirements.txt"
+LOCK = REPO_ROOT / "requirements.lock"
 # The machinery every section runs through.
 SHARED_MODULES = ("section_kit.py", "numeric_env.py", "page_registry.py", "section_inputs.py",
                   "figure_bounds.py")
-# The packages whose versions change numbers or SVG bytes.
+# The packages whose versions change numbers or SVG bytes (with their
+# dependencies, found in the lock).
 RESULT_PACKAGES = ("numpy", "scipy", "matplotlib", "torch", "threadpoolctl")
+_LOCK_ENTRY = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)")
 
 
 class InputError(ValueError):
@@ -123,19 +129,60 @@ def _init_content(path: Path) -> bytes:
     return ast.dump(ast.Module(body=body, type_ignores=[])).encode()
 
 
+def normalise_name(name: str) -> str:
+    """A distribution's name as PEP 503 compares them."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def read_lock(text: str) -> dict[str, tuple[str, set[str]]]:
+    """{package: (version, the packages that require it)} from pip-compile's
+    output: each ``name==version`` entry, then its hashes, then its
+    ``# via`` lines (``-r requirements.txt`` for a direct requirement)."""
+    entries: dict[str, tuple[str, set[str]]] = {}
+    current = None
+    in_via = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if match := _LOCK_ENTRY.match(line):
+            current = normalise_name(match.group(1))
+            entries[current] = (match.group(2).rstrip(" \\"), set())
+            in_via = False
+        elif current and stripped.startswith("# via"):
+            rest = stripped[len("# via"):].strip()
+            in_via = not rest
+            if rest:
+                entries[current][1].add(rest)
+        elif current and in_via and stripped.startswith("#   "):
+            entries[current][1].add(stripped[1:].strip())
+        elif not stripped.startswith("--hash"):
+            in_via = False
+    return {name: (version, {normalise_name(v.split(" (")[0]) if not v.startswith("-") else v for v in via})
+            for name, (version, via) in entries.items()}
+
+
+def result_closure(lock: dict[str, tuple[str, set[str]]]) -> dict[str, str]:
+    """{package: version} of RESULT_PACKAGES and everything they depend on."""
+    closure = {normalise_name(p) for p in RESULT_PACKAGES} & set(lock)
+    while True:
+        more = {name for name, (_, via) in lock.items() if via & closure} - closure
+        if not more:
+            return {name: lock[name][0] for name in sorted(closure)}
+        closure |= more
+
+
 def result_pins() -> str:
-    """The requirements.txt lines of the packages that compute or draw."""
-    pattern = re.compile(rf"^({'|'.join(RESULT_PACKAGES)})\s*==", re.I)
+    """The locked ``name==version`` of the packages that compute or draw and
+    of their dependencies: what of the lock can change a number or a byte."""
     try:
-        lines = REQUIREMENTS.read_text(encoding="utf-8").splitlines()
+        lock = read_lock(LOCK.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return ""
-    return "\n".join(sorted(line.strip() for line in lines if pattern.match(line.strip())))
+    return "\n".join(f"{name}=={version}" for name, version in result_closure(lock).items())
 
 
 def inputs_hash(package: str, name: str, variant: str | None = None) -> str:
-    """sha256 over the inputs' paths and bytes, the result pins and the
-    numeric environment."""
+    """sha256 over the inputs' paths and bytes, the locked versions of the
+    result packages' closure and the numeric environment."""
     digest = hashlib.sha256()
     for path in section_inputs(package, name):
         digest.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0")

@@ -44,12 +44,13 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")  # no display; SVGs are written by the svg backend anyway
 from matplotlib.figure import Figure  # noqa: E402  (after the backend choice)
 from matplotlib.patches import Rectangle  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
 from matplotlib.ticker import (  # noqa: E402
     FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator)
 
 import numpy as np  # noqa: E402
 
-from figure_bounds import FigureBoundsError, check_figure_fits  # noqa: E402
+from figure_bounds import FigureBoundsError, check_figure_fits, drawn_renderer  # noqa: E402
 from page_registry import page_config, rel_path  # noqa: E402  (re-exported for the runner)
 import section_inputs  # noqa: E402
 
@@ -79,16 +80,53 @@ PALETTE = {
     "ink": "#222222",
 }
 
+# Text in a palette colour is drawn in a darker shade of the same hue: most of
+# the palette is too light for small text on white (orange 2.25:1, sky 2.31:1,
+# green 3.42:1, red 3.87:1, grey 4.00:1; WCAG AA asks 4.5:1). Each shade keeps
+# the colour's hue and saturation (HLS) at the lightness that reaches at least
+# 4.6:1 against white; blue and ink are dark enough already. Lines and fills
+# keep PALETTE; tests/test_figures.py checks the ratios.
+TEXT_PALETTE = {
+    "blue": "#0072B2",    # 5.19:1
+    "orange": "#9C6C00",  # 4.61:1
+    "green": "#008460",   # 4.70:1
+    "red": "#C05500",     # 4.62:1
+    "purple": "#BB4D8A",  # 4.62:1
+    "sky": "#177BB3",     # 4.65:1
+    "yellow": "#80770A",  # 4.60:1
+    "grey": "#757575",    # 4.61:1
+    "ink": "#222222",     # 15.91:1
+}
+_TEXT_SHADE = {PALETTE[name].upper(): shade for name, shade in TEXT_PALETTE.items()}
+
+
+def text_colour(colour):
+    """The colour to draw text in for a line or fill of ``colour``: its darker
+    shade from TEXT_PALETTE when it is a palette colour, else ``colour`` itself."""
+    if isinstance(colour, str):
+        return _TEXT_SHADE.get(colour.upper(), colour)
+    return colour
+
+
+# Sizes in points for a figure drawn 8.4 inches (806 px) wide. Shown at the
+# column's 736 px (furo's 46 em) that figure is 0.91 of its drawn size, so
+# 10.6 pt text reads at 12.9 px, 0.8 of the 16 px body text; at 1,280 px,
+# where the figure takes 912 px, at 14.9 px. No text is smaller: the saver
+# raises any smaller size a script asks for to SMALLEST_TEXT_PT.
+SMALLEST_TEXT_PT = 10.6
+TITLE_PT = 11  # titles stay at their old size, set apart by bold; ticks and labels grew to it
+MARGIN_SCALE = 1.15  # new_figure's margins: ticks grew from 9 to 10.6 pt, labels from 10 to 11
+
 STYLE = {
     "svg.hashsalt": "normalisation-pages",  # fixed ids: byte-identical SVGs
     "svg.fonttype": "path",  # glyphs as paths: identical rendering everywhere
-    "font.size": 10,
-    "axes.titlesize": 11,
+    "font.size": 11,
+    "axes.titlesize": TITLE_PT,
     "axes.titleweight": "bold",
-    "axes.labelsize": 10,
-    "xtick.labelsize": 9,
-    "ytick.labelsize": 9,
-    "legend.fontsize": 9,
+    "axes.labelsize": 11,
+    "xtick.labelsize": SMALLEST_TEXT_PT,
+    "ytick.labelsize": SMALLEST_TEXT_PT,
+    "legend.fontsize": SMALLEST_TEXT_PT,
     "legend.frameon": False,
     "axes.spines.top": False,
     "axes.spines.right": False,
@@ -103,6 +141,24 @@ STYLE = {
     ),
     "lines.linewidth": 1.8,
 }
+
+
+def make_text_legible(fig: Figure) -> None:
+    """Apply the house rules for text to everything a figure writes: no size
+    below SMALLEST_TEXT_PT and no text in a palette colour too light to read
+    (its TEXT_PALETTE shade instead). The saver calls it, so a script's
+    ``fontsize=9`` or ``color=PALETTE["orange"]`` on a label is legible
+    without a per-figure edit."""
+    # Tick labels not yet made take the rcParams sizes above (no section
+    # sets a tick label size or colour of its own), so no draw is needed here.
+    for text in fig.findobj(Text):
+        if text.get_fontsize() < SMALLEST_TEXT_PT:
+            text.set_fontsize(SMALLEST_TEXT_PT)
+        shade = _TEXT_SHADE.get(matplotlib.colors.to_hex(text.get_color()).upper())
+        if shade is not None:
+            text.set_color(shade)
+
+
 # Matplotlib's own defaults plus the house style only: a matplotlibrc in the
 # working directory or $MATPLOTLIBRC must not change a byte of the figures.
 matplotlib.rcdefaults()
@@ -143,14 +199,16 @@ def new_figure(
     if margins is None:
         fig = Figure(figsize=(width, height), layout="constrained")
         if suptitle is not None:
-            fig.suptitle(suptitle, x=0.01, ha="left", fontsize=11, fontweight="bold")
+            fig.suptitle(suptitle, x=0.01, ha="left", fontsize=TITLE_PT, fontweight="bold")
         return fig
     fig = Figure(figsize=(width, height))
-    left, bottom, right, top = margins
+    # Margins hold text, so they grow with it: a script gives them for 10 pt
+    # text, and they scale with the house font size.
+    left, bottom, right, top = (m * MARGIN_SCALE for m in margins)
     if suptitle is not None:
         top += SUPTITLE_PAD + SUPTITLE_LINE * (suptitle.count("\n") + 1)
         fig.suptitle(suptitle, x=0.08 / width, y=1 - SUPTITLE_PAD / height, ha="left", va="top",
-                     fontsize=11, fontweight="bold")
+                     fontsize=TITLE_PT, fontweight="bold")
     rows, columns = grid
     inner_width = width - left - right - wspace * (columns - 1)
     inner_height = height - bottom - top - hspace * (rows - 1)
@@ -249,7 +307,7 @@ class Quote:
         if isinstance(self.text, list):
             return [
                 (f"{self.name}[{i}]", v, t)
-                for i, (v, t) in enumerate(zip(self.value, self.text))
+                for i, (v, t) in enumerate(zip(self.value, self.text, strict=True))
             ]
         return [(self.name, self.value, self.text)]
 
@@ -292,10 +350,26 @@ def power_of_two(value: float) -> str:
     return "2" + superscript(exponent - 1)
 
 
+# Fixed-point and percent specs, which get thousands separators ("1,234.50"),
+# and the general spec ("g", ".3g"), whose e-notation becomes the house form.
+FIXED = re.compile(r"^,?(?P<spec>(?:\.\d+)?[f%])$")
+GENERAL = re.compile(r"^,?(?:\.(?P<precision>\d+))?g$")
+
+
+def general(value: float, precision: str | None = None) -> str:
+    """Python's "g" (shortest of fixed and scientific, trailing zeros dropped)
+    in the house style: "0.001", "1,234.5", "1 × 10⁻⁵", "−4.82 × 10⁶"."""
+    text = format(value, f",.{precision}g" if precision else ",g")
+    mantissa, e, exponent = text.partition("e")
+    return f"{mantissa} {TIMES} 10{superscript(int(exponent))}" if e else text
+
+
 def format_number(value: float, fmt: str | Callable[[float], str]) -> str:
     """The text form of one number, in the one house style (README, "Number
-    style"): a format spec (``",d"``, ``".4f"``, ``".2%"``), ``".2x"`` for
-    "4.77 × 10⁻⁶", ``"pow2"`` for "2⁻¹⁴⁹", or a callable for other forms.
+    style"): a format spec (``",d"``, ``".4f"``, ``".2%"``, ``"g"``), ``".2x"``
+    for "4.77 × 10⁻⁶", ``"pow2"`` for "2⁻¹⁴⁹", or a callable for other forms.
+    Fixed, percent and general specs get thousands separators and never print
+    e-notation; ``"d"`` alone stays ungrouped for years and seeds (2020, rng(1212)).
     Every minus sign comes out as U+2212, as in the prose."""
     if callable(fmt):
         text = fmt(value)
@@ -309,6 +383,10 @@ def format_number(value: float, fmt: str | Callable[[float], str]) -> str:
         text = format(int(value), fmt)
     elif re.fullmatch(r"\.\d+[eE]", fmt):  # scientific: always in the house form
         text = scientific(value, int(fmt[1:-1]))
+    elif GENERAL.match(fmt):
+        text = general(value, GENERAL.match(fmt).group("precision"))
+    elif FIXED.match(fmt):  # ".2f", ".1%": thousands separators from 1,000 up
+        text = format(value, "," + FIXED.match(fmt).group("spec"))
     else:
         text = format(value, fmt)
     if not isinstance(text, str) or not text:
@@ -526,11 +604,13 @@ class Section:
         path = self.figure_dir / f"{self.name}_{stem}.svg"
         if path.name in self.figures:
             raise QuoteError(f"{self.name}: figure {path.name} saved twice")
+        make_text_legible(fig)
         with atomic_write(path, "wb") as out:
-            fig.savefig(out, format="svg", metadata={"Date": None})
+            with drawn_renderer(fig) as drawn:
+                fig.savefig(out, format="svg", metadata={"Date": None})
             # Checked before the file replaces the old one: a figure whose
             # text or marks stick out of it is an error, not an output.
-            problems = check_figure_fits(fig, margin_px=FIGURE_MARGIN_PX)
+            problems = check_figure_fits(fig, margin_px=FIGURE_MARGIN_PX, renderer=drawn[-1])
             if problems:
                 raise FigureBoundsError(f"{self.name}: figure {path.name} does not fit: " + "; ".join(problems))
         self.figures.append(path.name)

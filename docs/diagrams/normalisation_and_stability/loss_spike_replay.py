@@ -47,6 +47,11 @@ USUAL_FIRST, USUAL_LAST = 1101, 1399  # "usual": medians over these steps (1-bas
 LATER_GAP = 500  # the divisor is read again this many steps after the bad step
 DIVISOR_CLAIM_FACTOR = 10
 FINAL_TOLERANCE = 0.001
+# PaLM's rewind-and-skip (Chowdhery and colleagues, 2022, section 5.1): numbers
+# from the cited paper, not computed here; printed so the page check matches them.
+PALM_SPIKES = 20  # the largest model's loss spiked about this many times, clipping on
+PALM_REWIND_STEPS = 100  # restarted about this many steps before the spike began
+PALM_SKIPPED_BATCHES = (200, 500)  # and skipped about this many batches
 ZOOM_FIRST, ZOOM_LAST = 1380, 1500  # the steps the three-variant zoom shows
 
 VARIANTS = ("nothing done", "clipped", "skipped")  # index 0, 1, 2
@@ -185,6 +190,9 @@ def adam_divisor(exp_avg_sq: np.ndarray, step: np.ndarray) -> np.ndarray:
 
 def compute(section):
     q = section.quote
+    q("palm_spikes", PALM_SPIKES, "d")
+    q("palm_rewind_steps", PALM_REWIND_STEPS, "d")
+    q("palm_skipped_batches", PALM_SKIPPED_BATCHES, "d")
     q("dim", DIM, "d")
     q("curvature_low", CURVATURE_LOW, ".2f")
     q("curvature_high", CURVATURE_HIGH, ".1f")

@@ -289,7 +289,7 @@ def autocast_on_the_cpu(section, torch) -> None:
     section.claim("on the CPU, autocast runs a linear layer in bfloat16 and the loss in float32",
                   dtypes["linear (float32 in)"] == torch.bfloat16
                   and dtypes["mse_loss (bfloat16 in)"] == torch.float32, detail,
-                  backs=("on the CPU it runs linear layers in bfloat16 and casts the loss up to float32",))
+                  backs=("it runs linear layers in bfloat16 and casts the loss up to float32",))
     section.claim("on the CPU, autocast leaves layer norm, RMS norm and softmax in the dtype they are given",
                   all(dtypes[k] == torch.bfloat16 for k in
                       ("layer_norm (bfloat16 in)", "rms_norm (bfloat16 in)", "softmax (bfloat16 in)")),
@@ -601,8 +601,8 @@ def draw_formats(section, results) -> None:
         ax.text(-0.6, y + 0.31, f"{name}\n{t(f'{prefix}_bytes')} bytes", ha="right", va="center",
                 fontsize=10)
         ax.text(0.05, y + 0.72,
-                f"largest {t(f'{prefix}_max')}    "
-                f"smallest subnormal {t(f'{prefix}_subnormal_power')} ≈ {t(f'{prefix}_subnormal')}    "
+                f"largest {t(f'{prefix}_max')}   "
+                f"smallest subnormal {t(f'{prefix}_subnormal_power')} ≈ {t(f'{prefix}_subnormal')}   "
                 f"step above one {t(f'{prefix}_eps_power')} = {t(f'{prefix}_eps')}",
                 ha="left", va="top", fontsize=9, color=PALETTE["ink"])
     ax.legend(handles=[Patch(color=FIELD_COLOURS["sign"], label="sign bit"),
@@ -610,7 +610,7 @@ def draw_formats(section, results) -> None:
                        Patch(color=FIELD_COLOURS["mantissa"], label="mantissa bits: set the step")],
               loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=3, fontsize=9, handlelength=1.2,
               borderaxespad=0.1)
-    ax.set_xlim(-6.4, 33.6)  # a clear margin right of float32's last bit
+    ax.set_xlim(-5.4, 33.6)  # a clear margin right of float32's last bit
     ax.set_ylim(2 * row_gap + 1.05, -0.15)
     ax.axis("off")
     ax.set_title(f"bfloat16 keeps float32's reach ({t('bf16_max')}) with coarse steps; "

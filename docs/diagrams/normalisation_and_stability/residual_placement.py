@@ -420,14 +420,14 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     q("depth_rows", DEPTH_ROWS, "d")
     q("depth_blocks", DEPTH_BLOCKS, "d")
 
-    pre48, post48 = probes[PRE][DEPTH_BLOCKS], probes[POST][DEPTH_BLOCKS]
+    pre48 = probes[PRE][DEPTH_BLOCKS]
     q("stream_rms_start", pre48["stream_rms"][0], ".2f")
     q("pre_stream_rms_end", pre48["stream_rms"][-1], ".2f")
     post_off_one = max(float(np.max(np.abs(probes[POST][d]["stream_rms"][1:] - 1))) for d in DEPTHS)
     q("rms_one_tol", RMS_ONE_TOL, power_of_ten)
     section.claim(f"post-norm stream RMS is 1 (to {RMS_ONE_TOL:g}) after every block, at every depth",
                   post_off_one < RMS_ONE_TOL)
-    section.claim("pre-norm stream RMS ends larger than it starts (48 blocks)",
+    section.claim(f"pre-norm stream RMS ends larger than it starts ({DEPTH_BLOCKS} blocks)",
                   pre48["stream_rms"][-1] > pre48["stream_rms"][0])
 
     # The running total: the first pre-norm blocks and what each adds.

@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from normalisation_layers.build_corpus import read_committed
 from section_kit import import_torch
+
+if TYPE_CHECKING:  # the annotations name torch; the module imports it lazily
+    import torch
 
 TRAIN_FRACTION = 0.9
 VALIDATION_WINDOWS = 64  # windows in the fixed validation set

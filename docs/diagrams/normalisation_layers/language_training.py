@@ -8,6 +8,7 @@ and evaluation on one fixed validation set at regular steps.
 
 from __future__ import annotations
 
+import importlib
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -22,7 +23,7 @@ from torch.nn import functional as F  # noqa: E402
 # Building torch's first optimiser imports its compiler (torch._dynamo, about
 # 1.8 s of CPU). Import it here, once, so the worker processes a section
 # forks inherit it instead of each paying for it.
-import torch._dynamo  # noqa: E402,F401
+importlib.import_module("torch._dynamo")
 
 BETAS, WEIGHT_DECAY, CLIP_NORM = (0.9, 0.95), 0.1, 1.0
 FLOOR = 0.1  # the cosine decays to this fraction of the peak rate

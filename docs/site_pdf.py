@@ -1,0 +1,163 @@
+"""`make pdf`: each page of the built site printed to one PDF by headless Chromium.
+
+    .venv/bin/python docs/site_pdf.py [build/site]
+
+Serves the built site (`make docs`) on 127.0.0.1, opens every page in headless
+Chromium (Debian's chromium and chromium-driver, as the browser test uses),
+waits for the maths to be typeset and for every figure to load, opens every
+folded answer, and prints the page with the site's print stylesheet (A4,
+every tab shown under its label, no navigation) to <site>/pdf/<page>.pdf,
+where each page's front-matter box links it. Prints one line per PDF: its
+pages and size.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import http.server
+import re
+import sys
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+REPO = DOCS.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run")
+PDF_DIR = "pdf"  # docs/conf.py links <site>/pdf/<page>.pdf from each page
+
+# Ready to print: maths typeset (or none), every image loaded, every answer open.
+PREPARE = """
+const done = arguments[arguments.length - 1];
+document.querySelectorAll('img[loading="lazy"]').forEach(img => { img.loading = 'eager'; });
+document.querySelectorAll('article details').forEach(d => { d.open = true; });
+const images = Promise.all(Array.from(document.images).map(img => img.complete ? null :
+  new Promise(resolve => { img.onload = img.onerror = resolve; })));
+const mj = window.MathJax;
+const maths = mj && mj.startup && mj.startup.promise ? mj.startup.promise : Promise.resolve();
+Promise.all([images, maths]).then(() => done('ready'), e => done('error: ' + e));
+"""
+WAIT_FOR_MATHJAX = """
+const done = arguments[arguments.length - 1];
+const start = Date.now();
+(function wait() {
+  const mj = window.MathJax;
+  if (!document.querySelector('script[src*="mathjax"]') || (mj && mj.startup && mj.startup.promise)) done();
+  else if (Date.now() - start > 20000) done();
+  else setTimeout(wait, 50);
+})();
+"""
+FOOTER = ('<div style="font-size:8px; width:100%; text-align:center; color:#555;">'
+          '<span class="title"></span> · <span class="pageNumber"></span> / '
+          '<span class="totalPages"></span></div>')
+
+
+def pdf_pages(data: bytes) -> int:
+    """The number of pages in a PDF (its /Type /Page objects)."""
+    return len(re.findall(rb"/Type\s*/Page(?![s\w])", data))
+
+
+def site_pages(site: Path) -> list[str]:
+    """The pages to print: what docs/conf.py calls the site's pages."""
+    sys.path.insert(0, str(DOCS))
+    try:
+        import conf  # docs/conf.py
+    finally:
+        sys.path.pop(0)
+    return [page for page in conf.site_pages() if (site / f"{page}.html").is_file()]
+
+
+@contextmanager
+def serve(site: Path):
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format, *args):  # noqa: A002 (the base class's name)
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+@contextmanager
+def chromium():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+    driver.set_page_load_timeout(30)
+    driver.set_script_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def print_page(driver, url: str, target: Path) -> tuple[int, int]:
+    """Print one page to ``target``; returns (pages, bytes)."""
+    driver.get(url)
+    driver.execute_async_script(WAIT_FOR_MATHJAX)
+    state = driver.execute_async_script(PREPARE)
+    if state != "ready":
+        raise RuntimeError(f"{url}: not ready to print ({state})")
+    result = driver.execute_cdp_cmd("Page.printToPDF", {
+        "printBackground": True, "preferCSSPageSize": True,
+        "displayHeaderFooter": True, "headerTemplate": "<div></div>", "footerTemplate": FOOTER,
+    })
+    data = base64.b64decode(result["data"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    return pdf_pages(data), len(data)
+
+
+def print_site(site: Path, driver=None) -> dict[str, tuple[int, int]]:
+    """Every page of ``site`` to <site>/pdf/<page>.pdf; {page: (pages, bytes)}."""
+    results = {}
+    with serve(site) as base:
+        if driver is None:
+            with chromium() as own:
+                return print_site_with(own, base, site)
+        return print_site_with(driver, base, site)
+    return results
+
+
+def print_site_with(driver, base: str, site: Path) -> dict[str, tuple[int, int]]:
+    results = {}
+    for page in site_pages(site):
+        target = site / PDF_DIR / f"{page}.pdf"
+        results[page] = print_page(driver, f"{base}/{page}.html", target)
+        pages, size = results[page]
+        print(f"{target.relative_to(REPO) if target.is_relative_to(REPO) else target}: "
+              f"{pages} pages, {size / 1e6:.2f} MB", flush=True)
+    return results
+
+
+def main(argv: list[str]) -> int:
+    site = Path(argv[0]) if argv else REPO / "build" / "site"
+    if not (site / "index.html").is_file():
+        print(f"error: no built site in {site} (make docs builds it)", file=sys.stderr)
+        return 2
+    for tool in (CHROMIUM, CHROMEDRIVER):
+        if not Path(tool).is_file():
+            print(f"error: {tool} is missing: apt-get install -y chromium chromium-driver",
+                  file=sys.stderr)
+            return 2
+    print_site(site.resolve())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
