@@ -207,7 +207,7 @@ def draw(section, results):
     for network in NETWORKS:
         r, key = runs[network], KEYS[network]
         ax.plot(r["steps"], r["betas"], "-", color=colours[network], linewidth=1.4,
-                label=f"{network}, along g: median after step {t('after')} = {t(key + '_beta_median')}")
+                label=f"{network}, along g: median {t(key + '_beta_median')}")
         ax.plot(r["steps"], r["update_betas"], ":", color=colours[network], linewidth=1.4,
                 label=f"{network}, along the update: median {t(key + '_update_beta_median')}")
         values += [v for v in r["betas"] + r["update_betas"] if np.isfinite(v)]
@@ -230,7 +230,8 @@ def draw(section, results):
     ax.set_xlim(0, int(t("steps")))
     ax.set_xlabel(f"training step (SGD, momentum {t('momentum')}, learning rate η = {t('rate')})")
     ax.set_ylabel("β̂, largest over the four probe steps")
-    ax.legend(loc="lower left", fontsize=8, ncols=2)
+    ax.legend(loc="lower left", fontsize=8, ncols=2,
+              title=f"medians of the probes after step {t('after')}", title_fontsize=8)
     ax.set_title("With batch norm the gradient changes more slowly, along g and along the update",
                  loc="left")
     section.save_figure(fig, "beta")
