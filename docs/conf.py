@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -665,7 +666,7 @@ def _size_and_lazy_load_images(app, exc) -> None:
         html = page.read_text(encoding="utf-8")
         seen = 0
 
-        def attributes(match: re.Match) -> str:
+        def attributes(match: re.Match, page: Path = page) -> str:
             nonlocal seen
             tag = match.group(0)
             size = _svg_size((page.parent / unquote_path(match.group(1))).resolve())

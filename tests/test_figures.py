@@ -20,6 +20,7 @@ import preview_figures
 import section_kit
 from conftest import REPO_ROOT, TEST_ARTIFACTS, skip_bit_level
 from golden_record import sha256
+from svg_text import contrast_on_white, drawn_text_styles
 
 ACCEPT = "if intended, look at it (`make preview`), then `make golden`"
 ARTIFACTS_DIR = TEST_ARTIFACTS  # where a figure mismatch leaves its pictures
@@ -160,3 +161,59 @@ def test_a_changed_figure_leaves_its_pictures(tmp_path, monkeypatch):
     for png in ("probe-committed.png", "probe-new.png", "probe-new-failed-diff.png"):
         assert (out / png).stat().st_size > 0 and str(out / png) in message, message
     assert "RMS" in message
+
+
+# Small text needs 4.5:1 against its background (WCAG 2, level AA).
+SMALL_TEXT_CONTRAST = 4.5
+
+
+def test_text_palette_is_dark_enough_and_keeps_each_hue():
+    """Every text shade reads on white, and is a darker shade of the same
+    colour (hue within 1 degree), so a label still matches its line."""
+    import colorsys
+    for name, shade in section_kit.TEXT_PALETTE.items():
+        assert contrast_on_white(shade) >= SMALL_TEXT_CONTRAST, (
+            f"{name}: text shade {shade} has contrast {contrast_on_white(shade):.2f} on white")
+        line, text = (colorsys.rgb_to_hls(*(int(c[i:i + 2], 16) / 255 for i in (1, 3, 5)))
+                      for c in (section_kit.PALETTE[name], shade))
+        if line[2] > 0:  # a grey has no hue
+            gap = abs(line[0] - text[0]) * 360
+            assert min(gap, 360 - gap) <= 1.0, f"{name}: text shade {shade} changes the hue by {gap:.1f}°"
+        assert text[1] <= line[1], f"{name}: text shade {shade} is lighter than the line colour"
+    assert section_kit.text_colour(section_kit.PALETTE["orange"]) == section_kit.TEXT_PALETTE["orange"]
+    assert section_kit.text_colour("#123456") == "#123456"
+
+
+def test_committed_figures_draw_no_small_or_faint_text():
+    """No committed figure draws text below the house minimum, and none on
+    white in a colour lighter than 4.5:1 (white text sits on a fill)."""
+    svgs = sorted((REPO_ROOT / "figures").glob("*/*.svg"))
+    assert svgs
+    problems = []
+    for svg in svgs:
+        styles = drawn_text_styles(svg)
+        assert styles, f"{svg.name}: no text found; has the SVG text format changed?"
+        small = sorted({size for size, _ in styles if size < section_kit.SMALLEST_TEXT_PT - 1e-9})
+        faint = sorted({fill for _, fill in styles
+                        if fill != "#ffffff" and contrast_on_white(fill) < SMALL_TEXT_CONTRAST})
+        if small:
+            problems.append(f"{svg.name}: text at {small} pt")
+        if faint:
+            problems.append(f"{svg.name}: text in {faint} ({', '.join(f'{contrast_on_white(f):.2f}:1' for f in faint)})")
+    assert not problems, "regenerate with `make figures`:\n" + "\n".join(problems)
+
+
+def test_the_saver_raises_small_sizes_and_darkens_light_colours(tmp_path):
+    """A label a script draws at 8 pt in the palette's orange is saved at the
+    house minimum in orange's text shade."""
+    fig = section_kit.new_figure(4.0, 2.0, margins=(0.5, 0.4, 0.1, 0.1))
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], color=section_kit.PALETTE["orange"])
+    ax.text(0.2, 0.5, "label", fontsize=8, color=section_kit.PALETTE["orange"])
+    section_kit.make_text_legible(fig)
+    path = tmp_path / "figure.svg"
+    fig.savefig(path, format="svg")
+    styles = drawn_text_styles(path)
+    assert (section_kit.SMALLEST_TEXT_PT, section_kit.TEXT_PALETTE["orange"].lower()) in styles
+    assert all(size >= section_kit.SMALLEST_TEXT_PT for size, _ in styles)
+    assert ax.lines[0].get_color() == section_kit.PALETTE["orange"]  # lines keep their colour

@@ -167,7 +167,7 @@ def test_page_links_its_notebook_at_the_top_and_at_each_experiment(package):
     text = (REPO_ROOT / config.PAGE_FILE).read_text(encoding="utf-8")
     link = "](../" + notebooks.notebook_path(package).relative_to(REPO_ROOT).as_posix() + ")"
     parts = re.split(r"^## (\d+)\. .*$", text, flags=re.M)
-    intro, sections = parts[0], dict(zip(map(int, parts[1::2]), parts[2::2]))
+    intro, sections = parts[0], dict(zip(map(int, parts[1::2]), parts[2::2], strict=True))
     assert "Run it yourself" in intro and link in intro, f"{config.PAGE_FILE}: no notebook link above section 1"
     missing = sorted({n for n, _ in notebooks.sections_in_page_order(package) if link not in sections.get(n, "")})
     assert not missing, f"{config.PAGE_FILE}: sections {missing} run an experiment but do not link the notebook"

@@ -8,8 +8,8 @@ file in docs/ but the index), never named here. For every page:
 
 - every <img> loaded, and each figure spans at least the text width at 1280 px
   (more where the screen has room), inside the window; its smallest label
-  (8.5 pt, the smallest size the section scripts draw) is at least 0.8 of
-  the body text there; every figure but the first loads lazily and carries
+  (the smallest size its SVG draws) is at least 0.8 of the body text there,
+  and in the zoom on a 390 px phone; every figure but the first loads lazily and carries
   its width and height;
 - running text keeps a measure of 60 to 75 characters a line at 1280 px;
 - the page opens with its front-matter box: level, reading time (as
@@ -74,6 +74,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from conftest import TEST_ARTIFACTS
+from svg_text import drawn_text_styles
 
 # The site build and the browser: seconds, not milliseconds (`make test-quick` skips them).
 pytestmark = pytest.mark.slow
@@ -115,10 +116,9 @@ DESKTOP_WIDTH = 1280
 NARROW_WIDTH = 390  # a phone (iPhone 12 to 15: 390 CSS px)
 WINDOW_HEIGHT = 900
 PHONE_HEIGHT = 844
-# The smallest text the section scripts draw in a figure, in points
-# (fontsize=8.5; 1 pt is 4/3 CSS px at the SVG's own size).
-SMALLEST_FIGURE_TEXT_PT = 8.5
-FIGURE_TEXT_MIN_RATIO = 0.8  # of the body text, at 1280 px
+# A figure's smallest text is read from its SVG (svg_text.py), in points;
+# 1 pt is 4/3 CSS px at the SVG's own size.
+FIGURE_TEXT_MIN_RATIO = 0.8  # of the body text, at 1280 px and in the phone's zoom
 MEASURE_CHARACTERS = (60, 75)  # characters a line of running text, at 1280 px (a book's)
 # Whole-page screenshots of the pages and the index (the robustness page is
 # long tables: checked, not photographed).
@@ -568,6 +568,23 @@ setTimeout(() => done({open: open, sameImage: source === original, shown: shown,
   captioned: caption.includes(expected.slice(0, 60)), closed: !dialog.open}), 300);
 """
 
+# The zoom on a phone: how wide it shows the first figure, and the text size there.
+PHONE_ZOOM = r"""
+const done = arguments[arguments.length - 1];
+const figure = document.querySelector('article figure');
+if (!figure) { done(null); return; }
+figure.querySelector('a.image-reference').click();
+const dialog = document.querySelector('dialog.figure-zoom');
+const img = dialog && dialog.open ? dialog.querySelector('.figure-zoom-image img') : null;
+const measure = () => {
+  const result = {shown: img ? img.getBoundingClientRect().width : 0, natural: img ? img.naturalWidth : 0,
+    bodyFont: parseFloat(getComputedStyle(document.querySelector('article section > p')).fontSize)};
+  dialog.dispatchEvent(new Event('cancel', {cancelable: true}));
+  setTimeout(() => done(result), 300);
+};
+if (img && !img.complete) img.addEventListener('load', measure); else measure();
+"""
+
 # Print: what emulated print media shows of the folded answers, tabs and navigation.
 READ_PRINT = r"""
 window.dispatchEvent(new Event('beforeprint'));
@@ -679,6 +696,8 @@ class _Loaded:
         _set_viewport(driver, NARROW_WIDTH, mobile=True)
         driver.execute_script("window.scrollTo(0, 0)")
         self.narrow = driver.execute_script(READ_NARROW)
+        self.phone_zoom = driver.execute_async_script(PHONE_ZOOM)
+        driver.execute_script("window.scrollTo(0, 0)")
         if screenshots:
             _first_screen(driver, ARTIFACTS / f"{self.name}-phone-first.png")
             _screenshot(driver, ARTIFACTS / f"{self.name}-narrow.jpg", NARROW_WIDTH)
@@ -705,8 +724,12 @@ class _Loaded:
                     / max(1, sum(x["lines"] for x in self.state["lines"])), 1),
                 "body_text_px": self.state["bodyFont"],
                 "smallest_figure_label_px_at_1280px": round(min(
-                    (SMALLEST_FIGURE_TEXT_PT * 4 / 3 * f["shown"] / f["natural"]
+                    (_smallest_text_pt(self.doc, f["src"]) * 4 / 3 * f["shown"] / f["natural"]
                      for f in self.state["figures"] if f["natural"]), default=0), 2),
+                "smallest_figure_label_px_in_the_phone_zoom": round(min(
+                    (_smallest_text_pt(self.doc, f["src"]) * 4 / 3 * self.phone_zoom["shown"]
+                     / f["natural"] for f in self.state["figures"] if f["natural"]), default=0), 2)
+                    if self.phone_zoom and self.phone_zoom["natural"] else None,
             }, indent=1) + "\n", encoding="utf-8")
 
 
@@ -776,6 +799,13 @@ def test_page_loads_every_image_at_page_width(loaded, page):
     assert not outside, f"{page}: figures reaching past the window at {DESKTOP_WIDTH} px: {outside}"
 
 
+@functools.cache
+def _smallest_text_pt(page: str, src: str) -> float:
+    """The smallest text a page's figure draws, in points, read from its SVG."""
+    svg = REPO / "figures" / page / Path(urlsplit(src).path).name
+    return min(size for size, _ in drawn_text_styles(svg))
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_page_figure_text_is_legible_at_desktop_width(loaded, page):
     """At 1280 px a figure's smallest label is at least 0.8 of the body text:
@@ -786,10 +816,26 @@ def test_page_figure_text_is_legible_at_desktop_width(loaded, page):
     for fig in state["figures"]:
         if not fig["natural"]:
             continue
-        label_px = SMALLEST_FIGURE_TEXT_PT * 4 / 3 * fig["shown"] / fig["natural"]
+        label_px = _smallest_text_pt(page, fig["src"]) * 4 / 3 * fig["shown"] / fig["natural"]
         if label_px < FIGURE_TEXT_MIN_RATIO * body:
             small.append(f'{fig["id"]}: {label_px:.1f} px beside {body:.0f} px text')
     assert not small, f"{page}: figure labels below {FIGURE_TEXT_MIN_RATIO} of the text:\n" + "\n".join(small)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_figure_text_is_legible_in_the_phone_zoom(loaded, page):
+    """On a 390 px phone a figure in the page is an overview; a tap opens the
+    zoom, where every figure's smallest label is at least 0.8 of the body text.
+    The zoom shows every figure at the same width, measured on the first."""
+    view = loaded(page)
+    zoom = view.phone_zoom
+    assert zoom and zoom["natural"], f"{page}: the zoom did not open on the phone: {zoom}"
+    small = []
+    for fig in view.state["figures"]:
+        label_px = _smallest_text_pt(page, fig["src"]) * 4 / 3 * zoom["shown"] / fig["natural"]
+        if label_px < FIGURE_TEXT_MIN_RATIO * zoom["bodyFont"]:
+            small.append(f'{fig["id"]}: {label_px:.1f} px beside {zoom["bodyFont"]:.0f} px text')
+    assert not small, f"{page}: in the phone's zoom, labels below {FIGURE_TEXT_MIN_RATIO} of the text:\n" + "\n".join(small)
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -799,7 +845,7 @@ def test_page_figures_load_lazily_and_keep_their_room(loaded, page):
     unsized = [f["id"] for f in figures if not (f["width"] and f["height"])]
     assert not unsized, f"{page}: figures without width and height (the page jumps): {unsized}"
     assert len(view.served_loading) == len(figures), view.served_loading
-    eager = [f["id"] for f, loading in zip(figures[1:], view.served_loading[1:]) if loading != "lazy"]
+    eager = [f["id"] for f, loading in zip(figures[1:], view.served_loading[1:], strict=True) if loading != "lazy"]
     assert not eager, f"{page}: figures below the first that load up front: {eager}"
 
 

@@ -99,7 +99,7 @@ def page_code_blocks(package: str) -> dict[int, list[str]]:
     text = (REPO_ROOT / page_config(package).PAGE_FILE).read_text(encoding="utf-8")
     parts = re.split(r"^## (\d+)\. .*$", text, flags=re.M)
     blocks = {}
-    for number, body in zip(map(int, parts[1::2]), parts[2::2]):
+    for number, body in zip(map(int, parts[1::2]), parts[2::2], strict=True):
         found = re.findall(r"^```python\n(.*?)^```[ \t]*$", body, flags=re.M | re.S)
         if found:
             blocks[number] = [b.rstrip("\n") for b in found]

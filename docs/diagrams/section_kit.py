@@ -233,6 +233,32 @@ def new_cell_figure(width: float, height: float, title_lines: int = 1):
     return fig, ax
 
 
+def label_line_ends(ax, labels: Sequence[tuple[float, str, str]], *, gap_pt: float | None = None) -> None:
+    """Label lines at their right ends, in the margin right of the axes,
+    instead of in a legend the eye must travel to. ``labels`` holds (the
+    line's last y value, text, line colour); the labels keep the lines' order
+    and are pushed apart to at least ``gap_pt`` (default: one line of the
+    smallest text) where lines end close together. Call after the limits are set."""
+    gap_pt = gap_pt if gap_pt is not None else SMALLEST_TEXT_PT * 1.2
+    height_pt = ax.get_position().height * ax.figure.get_figheight() * 72
+    gap = gap_pt / height_pt  # in axes fractions
+    to_axes = ax.transData + ax.transAxes.inverted()
+    wanted = sorted((float(to_axes.transform((ax.get_xlim()[1], y))[1]), text, colour)
+                    for y, text, colour in labels)
+    placed: list[float] = []
+    for y, _, _ in wanted:  # upwards from the lowest, each at least a gap above the last
+        placed.append(max(y, placed[-1] + gap) if placed else y)
+    overshoot = placed[-1] - 1.0 if placed else 0.0
+    if overshoot > 0:  # the top one left the axes: shift down, keeping the gaps
+        for i in range(len(placed) - 1, -1, -1):
+            limit = 1.0 if i == len(placed) - 1 else placed[i + 1] - gap
+            placed[i] = min(placed[i], limit)
+    for (y, text, colour), at in zip(wanted, placed, strict=True):
+        ax.annotate(text, xy=(1.0, y), xycoords="axes fraction", xytext=(6, (at - y) * height_pt),
+                    textcoords="offset points", ha="left", va="center", color=text_colour(colour),
+                    annotation_clip=False)
+
+
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 LOG_LABELS: dict[str, Callable[[float], str]] = {
     "plain": lambda v: f"{v:g}",  # 0.01, 1, 100

@@ -21,7 +21,7 @@ if __package__ in (None, ""):  # run as a script: make the shared module importa
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from section_kit import (  # first: it pins the numeric environment before numpy and torch load
-    PALETTE, import_torch, log_axis, main, new_figure, nice_limits, process_pool)
+    PALETTE, import_torch, label_line_ends, log_axis, main, new_figure, nice_limits, process_pool)
 
 import numpy as np  # noqa: E402
 
@@ -146,33 +146,38 @@ def compute(section):
 
 
 def draw(section, results):
+    """Two panels, each line labelled at its end: without QK-norm the three
+    runs; with it the three runs (dashed) and the bound each one's learned
+    gains set (dotted), on an axis of their own, as they sit close together."""
     largest, bounds = results["largest"], results["bounds"]
-    fig = new_figure(8.0, 4.7, margins=(0.7, 1.35, 0.15, 0.1),
+    fig = new_figure(8.4, 4.0, margins=(0.62, 0.5, 1.52, 0.3), grid=(1, 2), wspace=2.05,
                      suptitle="Without QK-norm the largest logit grows with the learning rate;\n"
                               "with it, it stays under the bound its learned gains set")
-    ax = fig.add_subplot()
+    plain_ax, qk_ax = fig.subplots(1, 2)
     colours = {RATES[0]: PALETTE["green"], RATES[1]: PALETTE["orange"], RATES[2]: PALETTE["red"]}
-    values = []
     rate_texts = section.texts("rates")
-    for qk, style in ((False, "-"), (True, "--")):
+    steps = np.arange(1, len(largest[(RATES[0], False)]) + 1)
+    for ax, qk in ((plain_ax, False), (qk_ax, True)):
         tag = "qk" if qk else "plain"
+        values, ends = [], []
         for i, lr in enumerate(RATES):
             curve = largest[(lr, qk)]
             values.extend(curve)
-            steps = np.arange(1, len(curve) + 1)
-            ax.plot(steps, curve, color=colours[lr], linestyle=style, linewidth=1.4,
-                    label=f"lr {rate_texts[i]}, {'with' if qk else 'no'} QK-norm: "
-                          f"max {section.text('largest_' + tag, i)}")
+            ax.plot(steps, curve, color=colours[lr], linestyle="--" if qk else "-", linewidth=1.4)
+            ends.append((curve[-1], f"lr {rate_texts[i]}: max {section.text('largest_' + tag, i)}",
+                         colours[lr]))
             if qk:
-                ax.plot(steps, bounds[lr], color=colours[lr], linestyle=":", linewidth=1.0)
-    ax.plot([], [], color=PALETTE["grey"], linestyle=":", linewidth=1.0,
-            label="bound from the learned gains, with QK-norm")
-    log_axis(ax, "y", labels="power")
-    ax.set_ylim(*nice_limits(values, log=True))
-    ax.set_xlim(0, len(largest[(RATES[0], False)]))
-    ax.set_xlabel("step")
-    ax.set_ylabel("largest |attention logit|, all blocks")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize=8.5)
+                values.extend(bounds[lr])
+                ax.plot(steps, bounds[lr], color=colours[lr], linestyle=":", linewidth=1.2)
+                ends.append((bounds[lr][-1], f"lr {rate_texts[i]}: its bound", colours[lr]))
+        log_axis(ax, "y", labels="power")
+        ax.set_ylim(*nice_limits(values, log=True))
+        ax.set_xlim(0, len(steps))
+        ax.set_xlabel("step")
+        label_line_ends(ax, ends)
+    plain_ax.set_ylabel("largest |attention logit|, all blocks")
+    plain_ax.set_title("no QK-norm", loc="left")
+    qk_ax.set_title("with QK-norm (dashed); bound (dotted)", loc="left")
     section.save_figure(fig, "largest_logit")
 
 

@@ -1,0 +1,37 @@
+"""The text a matplotlib SVG draws, read back from the file: each string's
+size in points and its fill colour.
+
+With ``svg.fonttype: path`` matplotlib writes every string as a group of glyph
+outlines, ``<g style="fill: #rrggbb" transform="translate(x y) [rotate(a)]
+scale(s -s)">``, where s is the font size over 100 (the glyphs are drawn at
+100 units an em); a group without a fill style is black."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+GLYPH_GROUP = re.compile(r'<g (?:style="(?P<style>[^"]*)" )?transform="[^"]*scale\((?P<s>[0-9.]+) -[0-9.]+\)"')
+FILL = re.compile(r"fill:\s*(#[0-9a-fA-F]{6})")
+
+
+def drawn_text_styles(svg: Path) -> list[tuple[float, str]]:
+    """(size in points, fill as #rrggbb) of every string the figure draws."""
+    styles = []
+    for match in GLYPH_GROUP.finditer(svg.read_text(encoding="utf-8")):
+        fill = FILL.search(match["style"] or "")
+        styles.append((round(float(match["s"]) * 100, 3), fill[1].lower() if fill else "#000000"))
+    return styles
+
+
+def relative_luminance(colour: str) -> float:
+    """WCAG 2's relative luminance of an sRGB colour #rrggbb."""
+    def linear(channel: float) -> float:
+        return channel / 12.92 if channel <= 0.04045 else ((channel + 0.055) / 1.055) ** 2.4
+    r, g, b = (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b)
+
+
+def contrast_on_white(colour: str) -> float:
+    """WCAG 2's contrast ratio of ``colour`` against white (1 to 21)."""
+    return 1.05 / (relative_luminance(colour) + 0.05)
