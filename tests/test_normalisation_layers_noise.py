@@ -74,7 +74,7 @@ def test_probe_velocity_is_the_optimisers():
         mlp.train_mlp(model, lr, x, y, steps, torch.Generator().manual_seed(0), probe=probe)
     finally:
         Probe.__call__ = original
-    for k, (p, p0) in enumerate(zip(model.parameters(), start)):
+    for k, (p, p0) in enumerate(zip(model.parameters(), start, strict=True)):
         moved = sum(u[k] for u in updates)
         assert torch.allclose(p.detach() - p0, -lr * moved, atol=1e-6)
     assert len(probe.cosines) == steps and all(-1 <= c <= 1 for c in probe.cosines)
