@@ -4,6 +4,7 @@ The page checker reads this to scope every number in the prose to the
 section's own scripts; the tests and the Makefile read it to find the
 section scripts. Besides the section scripts, this folder holds the page's
 shared code, which is not a section: norms.py (the normalisation layers),
+noisy_norms.py (section 4's noisy batch norms),
 mlp.py (the MLP of sections 3 to 5 and its training loop), and helper
 modules for the Transformer sections.
 """
@@ -22,7 +23,7 @@ SECTION_SCRIPTS = {
     7: ("norm_placement",),
     8: ("norm_placement", "rms_norm_speed"),
     9: ("qk_norm",),
-    10: ("across_seeds", "covariate_shift", "norm_placement", "qk_norm"),  # the table's run settings
+    10: ("across_seeds", "covariate_shift", "norm_placement", "qk_norm", "model_sizes"),  # the table's run settings; reproducing this page
     11: (),  # diverged branches: prose, every fact from the reading list
     12: (),  # recap: words only
     13: ("layer_norm_batch", "norm_placement", "qk_norm"),  # check your understanding
@@ -44,7 +45,7 @@ TIMED_SECTIONS = ("rms_norm_speed",)
 # checks that on their reduced runs.
 TORCH_ONLY_SECTIONS = (
     "batch_norm_learning_rate", "covariate_shift", "layer_norm_batch", "loss_smoothness",
-    "norm_placement", "qk_norm", "rms_norm_speed",
+    "norm_placement", "qk_norm", "rms_norm_speed", "model_sizes",
 )
 
 # Quotes any section may use besides its own: "<script>.<quote>".
@@ -54,6 +55,8 @@ SHARED_QUOTES: tuple[str, ...] = (
     "batch_norm_learning_rate.bn_largest_training_rate",
     "batch_norm_learning_rate.bn_best_accuracy",
     "batch_norm_learning_rate.plain_best_accuracy",
+    "covariate_shift.act_accuracy_0_3",
+    "covariate_shift.rates",
     "layer_norm_batch.bn_change",
     "layer_norm_batch.ln_change",
     "norm_placement.layers",
@@ -73,7 +76,7 @@ STRUCTURAL = (
     r"[Ss]ections (?:[1-9], )*[1-9] and (?P<n>[1-9][0-9]?)\b",
     r"first page's section (?P<n>[1-9])\b",
     # The year of a cited paper: "(Ioffe and Szegedy, 2015)", "Bjorck et al. (2018)".
-    r"(?:[A-Z][A-Za-z]+|al\.),? \(?(?P<n>(?:19|20)\d\d)\)?",
+    r"(?:[A-Z][A-Za-z]+|al\.|colleagues),? \(?(?P<n>(?:19|20)\d\d)\)?",
     r"^(?P<n>(?:19|20)\d\d)$",  # the year column of the lineage table
     r"GPT-(?P<n>2)\b",  # model names, not results
     r"ViT-(?P<n>22)B\b",

@@ -2,7 +2,7 @@
 offsets 0, 1 and 2, and under the other numeric kernels at seed 0, read from
 the robustness report's data (figures/normalisation-layers/robustness.json,
 written by `make robustness`). No experiment of its own: it tabulates, per
-run, the page's value (seed 0), the other two seeds, their mean ± standard
+run, the page's value (seed 0), the other two seeds, their mean ± sample standard
 deviation and the range under the other kernels, and asserts what the
 section's prose says about which comparisons held everywhere.
 
@@ -33,8 +33,10 @@ LOW_RATE_ORDER = "at lr 0.003 post-norm ends below pre-norm"  # norm_placement's
 ROWS = (
     ("plain_best", 3, "batch_norm_learning_rate", "plain_best_accuracy"),
     ("bn_best", 3, "batch_norm_learning_rate", "bn_best_accuracy"),
-    ("shift_cost_low", 4, "covariate_shift", "shift_cost[0]"),
-    ("shift_cost_high", 4, "covariate_shift", "shift_cost[1]"),
+    ("act_gain_low", 4, "covariate_shift", "act_gain_0_1"),
+    ("act_gain_high", 4, "covariate_shift", "act_gain_0_3"),
+    ("feat_gain_low", 4, "covariate_shift", "feat_gain_0_1"),
+    ("feat_gain_high", 4, "covariate_shift", "feat_gain_0_3"),
     ("smoothness_ratio", 5, "loss_smoothness", "median_ratio"),
     ("bn_change", 6, "layer_norm_batch", "bn_change"),
     ("post_low", 7, "norm_placement", "final_post_low"),
@@ -82,7 +84,7 @@ def compute(section):
         kernels = [quote["value"][r] for r in runs if r not in SEEDS[1:]]  # the page's run and the variants
         q(f"{key}_seeds", seeds, fmt)
         q(f"{key}_mean", statistics.fmean(seeds), fmt)
-        q(f"{key}_sd", statistics.pstdev(seeds), fmt)
+        q(f"{key}_sd", statistics.stdev(seeds), fmt)  # the sample standard deviation (divisor n − 1)
         rows.append((key, number, q(f"{key}_kernels", (min(kernels), max(kernels)), fmt)))
     q("seed_count", len(SEEDS), "d")
     # Which rows the other kernels moved, for the prose.
@@ -96,7 +98,7 @@ def compute(section):
                      if not quote["measured"] and TWO_THREADS in quote["text"]
                      and quote["text"][TWO_THREADS] != quote["text"]["seed 0"]]
     section.claim(f"no printed quote of the page changed under {TWO_THREADS}", not threads_moved,
-                  ", ".join(threads_moved), backs=("Two torch threads changed no printed number",))
+                  ", ".join(threads_moved), backs=("Two torch threads changed no computed number",))
 
     # The claims of every experiment section, over every run the report made.
     every, page_only, page_only_elsewhere = 0, 0, []

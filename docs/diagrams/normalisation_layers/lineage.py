@@ -1,6 +1,7 @@
 """Section 2, "The lineage": the five generations of normalisation layers
-on a time axis, each labelled with the scale it keeps in check and the year
-of its paper, and the published figures the page's lineage table cites
+on a time axis, each labelled with what it normalises or where, and the
+year of the paper the page cites for it (not necessarily the idea's first
+use: pre-norm was in code and papers in 2018, before GPT-2), and the published figures the page's lineage table cites
 (14 times fewer steps, 7% to 64% less running time), registered as quotes
 so the page check can match them. The table's year column and the years of
 citations are structure (STRUCTURAL in the package). No computation: facts
@@ -17,13 +18,14 @@ if __package__ in (None, ""):  # run as a script: make the shared module importa
 
 from section_kit import PALETTE, main, new_figure  # noqa: E402
 
-# (quote name, year, step, scale it keeps in check, row of the figure)
+# (quote name, year of the cited paper, step, what it normalises or where, row of the figure:
+#  above 0 or below, 2.4 = higher, clear of its neighbour's label)
 GENERATIONS = (
-    ("batch_norm", 2015, "batch norm", "activations and\nthe loss surface", 1),
-    ("layer_norm", 2016, "layer norm", "the batch\n(each example alone)", -1),
-    ("pre_norm", 2019, "pre-norm", "the gradient\nthrough depth", 1),
-    ("rms_norm", 2019, "RMS norm", "the mean\n(dropped)", -1),
-    ("qk_norm", 2020, "QK-norm", "the attention\nlogits", 1),
+    ("batch_norm", 2015, "batch norm", "normalises each feature\nwith batch statistics", 1),
+    ("layer_norm", 2016, "layer norm", "normalises each example\nwith its own mean and spread", -1),
+    ("pre_norm", 2019, "pre-norm", "moves the norm to the\nbranch inputs, off the stream", 1),
+    ("rms_norm", 2019, "RMS norm", "divides by the spread only;\nthe mean is not removed", -1),
+    ("qk_norm", 2020, "QK-norm", "normalises the queries and\nkeys before their dot product", 2.4),
 )
 
 INCEPTION_STEP_FACTOR = 14          # Ioffe and Szegedy: 14 times fewer training steps
@@ -44,29 +46,32 @@ def compute(section):
 
 def draw(section, results):
     t = section.text
-    fig = new_figure(8.4, 3.4, margins=(0.2, 0.45, 0.2, 0.1),
-                     suptitle="Five generations, each keeping a different scale in check")
+    fig = new_figure(8.4, 3.9, margins=(0.2, 0.45, 0.2, 0.1),
+                     suptitle="Five generations, each changing what is normalised, or where")
     ax = fig.add_subplot()
     colours = [PALETTE[c] for c in ("blue", "orange", "green", "red", "purple")]
     first, last = GENERATIONS[0][1], GENERATIONS[-1][1]
     ax.axhline(0, color=PALETTE["ink"], linewidth=1.2)
-    nudge = {"pre_norm": -0.12, "rms_norm": 0.12}  # two generations share 2019
-    for (name, year, step, scale, row), colour in zip(GENERATIONS, colours):
-        x = year + nudge.get(name, 0.0)
-        ax.plot([x], [0], "o", color=colour, markersize=9, zorder=3)
+    # Two generations share 2019: their dots sit exactly at the year, one just
+    # above the axis and one just below, so neither reads as another year.
+    shared = {year for year in (g[1] for g in GENERATIONS) if [g[1] for g in GENERATIONS].count(year) > 1}
+    for (name, year, step, change, row), colour in zip(GENERATIONS, colours):
+        x = year
+        sign = 1 if row > 0 else -1
+        ax.plot([x], [0.06 * sign if year in shared else 0], "o", color=colour, markersize=9, zorder=3)
         ax.plot([x, x], [0, 0.42 * row], color=colour, linewidth=1.2)
         va = "bottom" if row > 0 else "top"
-        ax.text(x, 0.46 * row, f"{step}, {t('year_' + name)}", ha="center", va=va,
+        ax.text(x, 0.42 * row + 0.04 * sign, f"{step}, {t('year_' + name)}", ha="center", va=va,
                 fontsize=10, fontweight="bold", color=colour)
-        ax.text(x, (0.46 + 0.2) * row, f"keeps in check:\n{scale}", ha="center", va=va,
+        ax.text(x, 0.42 * row + 0.24 * sign, change, ha="center", va=va,
                 fontsize=9, color=PALETTE["ink"])
     ax.set_xlim(first - 0.8, last + 0.8)
-    ax.set_ylim(-1.45, 1.45)
+    ax.set_ylim(-1.3, 1.95)
     ax.set_xticks(range(first, last + 1))  # tick labels: the time axis, not quoted results
     ax.set_yticks([])
     ax.spines["left"].set_visible(False)
-    ax.spines["bottom"].set_position(("data", -1.45))
-    ax.set_xlabel("year of the paper that introduced it")
+    ax.spines["bottom"].set_position(("data", -1.3))
+    ax.set_xlabel("year of the paper this page cites for it")
     section.save_figure(fig, "timeline")
 
 

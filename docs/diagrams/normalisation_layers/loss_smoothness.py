@@ -28,29 +28,33 @@ from normalisation_layers import mlp  # noqa: E402
 RATE, STEPS, EVERY = 0.1, 300, 5
 REDUCED_STEPS = 10
 ETAS = (0.025, 0.05, 0.1, 0.2)
-AFTER = 50  # summaries over the probes after this step
+AFTER = 50  # summaries over the probes after this step (strictly after: 55, 60, ...)
+# The update direction differs from the gradient when their median cosine is below this.
+COSINE_BELOW = 0.9
 NETWORKS = ("plain", "batch norm")
 KEYS = {"plain": "plain", "batch norm": "bn"}
 
 
-def smoothness_probe(model, xb, yb, etas=ETAS):
-    """The largest beta_hat over ``etas`` along the current gradient, and
-    the spread of the probed losses, on the batch (xb, yb). Leaves the
-    weights, their gradients and batch norm's running statistics as found."""
+def smoothness_probe(model, xb, yb, etas=ETAS, direction=None):
+    """The largest beta_hat over ``etas`` along ``direction`` (default: the
+    current gradient g), beta_hat = |grad L(w - eta d) - g| / |eta d|, and the
+    spread of the probed losses, on the batch (xb, yb). Leaves the weights,
+    their gradients and batch norm's running statistics as found."""
     params = [p for p in model.parameters()]
     g = [p.grad.detach().clone() for p in params]
-    g_norm = torch.sqrt(sum((gi * gi).sum() for gi in g))
+    d = g if direction is None else direction
+    d_norm = torch.sqrt(sum((di * di).sum() for di in d))
     weights = [p.detach().clone() for p in params]
     buffers = [b.clone() for b in model.buffers()]
     betas, losses = [], []
     for eta in etas:
         with torch.no_grad():
-            for p, w, gi in zip(params, weights, g):
-                p.copy_(w - eta * gi)
+            for p, w, di in zip(params, weights, d):
+                p.copy_(w - eta * di)
         loss = F.cross_entropy(model(xb), yb)
         moved = torch.autograd.grad(loss, params)
         change = torch.sqrt(sum(((m - gi) ** 2).sum() for m, gi in zip(moved, g)))
-        betas.append((change / (eta * g_norm)).item())
+        betas.append((change / (eta * d_norm)).item())
         losses.append(loss.item())
     with torch.no_grad():
         for p, w in zip(params, weights):
@@ -61,23 +65,44 @@ def smoothness_probe(model, xb, yb, etas=ETAS):
 
 
 class Probe:
-    """Calls ``smoothness_probe`` every ``every`` steps and keeps the results."""
+    """Every ``every`` steps, probes along the gradient g and along the
+    update the optimiser is about to make, d = momentum * v + g (SGD with
+    momentum steps by -lr * d). It follows the velocity v itself, with the
+    same arithmetic as mlp.train_mlp, since the loop does not expose it; it
+    keeps both probes, the cosine of g and d, and |d| / |g|."""
 
     def __init__(self, every=EVERY):
-        self.every, self.steps, self.betas, self.spreads = every, [], [], []
+        self.every, self.velocity = every, None
+        self.steps, self.betas, self.spreads = [], [], []
+        self.update_betas, self.update_spreads, self.cosines, self.length_ratios = [], [], [], []
 
     def __call__(self, model, xb, yb, step):
+        grads = [p.grad.detach() for p in model.parameters()]
+        if self.velocity is None:
+            self.velocity = [torch.zeros_like(gi) for gi in grads]
+        update = [v.mul(mlp.MOMENTUM).add(gi) for v, gi in zip(self.velocity, grads)]
         if step % self.every == 0:
             beta, spread = smoothness_probe(model, xb, yb)
+            update_beta, update_spread = smoothness_probe(model, xb, yb, direction=update)
+            dot = sum((u * gi).sum() for u, gi in zip(update, grads))
+            g_norm = torch.sqrt(sum((gi * gi).sum() for gi in grads))
+            u_norm = torch.sqrt(sum((u * u).sum() for u in update))
             self.steps.append(step)
             self.betas.append(beta)
             self.spreads.append(spread)
+            self.update_betas.append(update_beta)
+            self.update_spreads.append(update_spread)
+            self.cosines.append((dot / (g_norm * u_norm)).item())
+            self.length_ratios.append((u_norm / g_norm).item())
+        self.velocity = update
 
 
 def probed_run(network: str, steps: int, seed_offset: int) -> dict:
     probe = Probe()
     result = mlp.run(network, RATE, steps, seed_offset, probe=probe)
-    result.update(steps=probe.steps, betas=probe.betas, spreads=probe.spreads)
+    result.update(steps=probe.steps, betas=probe.betas, spreads=probe.spreads,
+                  update_betas=probe.update_betas, update_spreads=probe.update_spreads,
+                  cosines=probe.cosines, length_ratios=probe.length_ratios)
     return result
 
 
@@ -93,13 +118,18 @@ def compute(section):
     runs = dict(zip(NETWORKS, results))
     section.progress(f"both probed runs done, {sum(r['cpu'] for r in results):.1f} s CPU", force=True)
     q("rate", RATE, "g")
+    q("momentum", mlp.MOMENTUM, ".1f")
     q("steps", steps, "d")
     q("every", EVERY, "d")
     q("etas", ETAS, "g")
     q("after", after, "d")
-    q("guide", 2 / RATE, ".0f")
+    guide, momentum_guide = 2 / RATE, 2 * (1 + mlp.MOMENTUM) / RATE
+    q("guide", guide, ".0f")
+    q("momentum_guide", momentum_guide, ".0f")
     q("guide_numerator", 2, "d")
-    medians = {}
+    q("momentum_guide_factor", 2 * (1 + mlp.MOMENTUM), ".1f")
+    q("cosine_below", COSINE_BELOW, ".1f")
+    medians, update_medians, largest = {}, {}, {}
     for network in NETWORKS:
         key, r = KEYS[network], runs[network]
         # The plain network at 0.1 is at its edge: at another seed, or with
@@ -111,27 +141,59 @@ def compute(section):
                           r["diverged_at"] is None, f"diverged at {r['diverged_at']}")
         elif r["diverged_at"] is not None:
             q(f"{key}_diverged_step", r["diverged_at"], "d")
-        s, b = np.array(r["steps"]), np.array(r["betas"])
+        s = np.array(r["steps"])
+        b, ub = np.array(r["betas"]), np.array(r["update_betas"])
         # Just before a run diverges, a probe step can land where the loss
         # overflows: such probes are counted, and left out of the summaries.
-        finite = np.isfinite(b) & np.isfinite(np.array(r["spreads"]))
+        finite = (np.isfinite(b) & np.isfinite(np.array(r["spreads"]))
+                  & np.isfinite(ub) & np.isfinite(np.array(r["update_spreads"])))
         if not finite.all():
             q(f"{key}_nonfinite_probes", int((~finite).sum()), "d")
-        s, b, r["spreads"] = s[finite], b[finite], list(np.array(r["spreads"])[finite])
-        late = b[s > after] if (s > after).any() else b
+        for name in ("steps", "betas", "spreads", "update_betas", "update_spreads", "cosines", "length_ratios"):
+            r[name] = list(np.array(r[name])[finite])
+        s, b, ub = s[finite], b[finite], ub[finite]
+        late_mask = s > after if (s > after).any() else np.ones_like(s, dtype=bool)
+        late, update_late = b[late_mask], ub[late_mask]
         medians[network] = float(np.median(late))
+        update_medians[network] = float(np.median(update_late))
+        largest[network] = (float(late.max()), float(update_late.max()))
         q(f"{key}_beta_median", medians[network], ".3g")
         q(f"{key}_beta_max", late.max(), ".3g")
+        q(f"{key}_update_beta_median", update_medians[network], ".3g")
+        q(f"{key}_update_beta_max", update_late.max(), ".3g")
+        q(f"{key}_above_guide", int((late > guide).sum()), "d")
+        if network == "plain":
+            q("first_late_probe", int(s[late_mask][0]), "d")
+        q(f"{key}_update_above_guide", int((update_late > guide).sum()), "d")
+        cosines, ratios = np.array(r["cosines"])[late_mask], np.array(r["length_ratios"])[late_mask]
+        q(f"{key}_cosine_median", np.median(cosines), ".2f")
+        q(f"{key}_cosine_range", (cosines.min(), cosines.max()), ".2f")
+        q(f"{key}_length_ratio_median", np.median(ratios), ".1f")
         q(f"{key}_largest_spread", max(r["spreads"]), ".3g")
         spreads = np.array(r["spreads"])
-        q(f"{key}_largest_spread_late", (spreads[s > after] if (s > after).any() else spreads).max(), ".3g")
+        q(f"{key}_largest_spread_late", spreads[late_mask].max(), ".3g")
         if r["accuracy"] is not None:
             q(f"{key}_accuracy", r["accuracy"], ".3f")
+        section.claim(f"{network}: the update direction is not the gradient's (median cosine after step "
+                      f"{AFTER} below {COSINE_BELOW:g})", float(np.median(cosines)) < COSINE_BELOW,
+                      f"median cosine {np.median(cosines):.3g}")
     q("median_ratio", medians["plain"] / medians["batch norm"], ".1f")
+    q("update_median_ratio", update_medians["plain"] / update_medians["batch norm"], ".1f")
     section.claim("batch norm's median beta_hat after step 50 is below the plain network's",
                   medians["batch norm"] < medians["plain"],
                   f"batch norm {medians['batch norm']:.4g}, plain {medians['plain']:.4g}",
                   backs=("below the plain network's",))
+    section.claim("batch norm's median beta_hat along the update direction after step 50 is below the plain "
+                  "network's", update_medians["batch norm"] < update_medians["plain"],
+                  f"batch norm {update_medians['batch norm']:.4g}, plain {update_medians['plain']:.4g}")
+    section.claim("batch norm's largest beta_hat after step 50 stays below 2/lr along both directions",
+                  max(largest["batch norm"]) < guide, f"largest {largest['batch norm']}, guide {guide:g}")
+    diverged = runs["plain"]["diverged_at"] is not None
+    section.claim("along both directions, the plain network's largest beta_hat after step 50 is above "
+                  "2(1 + momentum)/lr in a run where it diverges and below it in one where it survives",
+                  all((beta > momentum_guide) == diverged for beta in largest["plain"]),
+                  f"largest {largest['plain']}, guide {momentum_guide:g}, diverged {diverged}",
+                  backs=("exactly in the runs where it diverged",))
     return {"runs": runs}
 
 
@@ -139,30 +201,38 @@ def draw(section, results):
     t = section.text
     runs = results["runs"]
     colours = {"plain": PALETTE["orange"], "batch norm": PALETTE["blue"]}
-    fig = new_figure(8.4, 4.0, margins=(0.75, 0.5, 0.15, 0.3))
+    fig = new_figure(8.4, 4.4, margins=(0.75, 0.5, 0.15, 0.3))
     ax = fig.add_subplot()
     values = []
     for network in NETWORKS:
-        r = runs[network]
+        r, key = runs[network], KEYS[network]
         ax.plot(r["steps"], r["betas"], "-", color=colours[network], linewidth=1.4,
-                label=f"{network}: median β̂ after step {t('after')} = {t(KEYS[network] + '_beta_median')}")
-        values += [v for v in r["betas"] if np.isfinite(v)]
-    guide = 2 / RATE
+                label=f"{network}, along g: median {t(key + '_beta_median')}")
+        ax.plot(r["steps"], r["update_betas"], ":", color=colours[network], linewidth=1.4,
+                label=f"{network}, along the update: median {t(key + '_update_beta_median')}")
+        values += [v for v in r["betas"] + r["update_betas"] if np.isfinite(v)]
+    guide, momentum_guide = 2 / RATE, 2 * (1 + mlp.MOMENTUM) / RATE
     ax.axhline(guide, color=PALETTE["grey"], linestyle="--", linewidth=1)
+    ax.axhline(momentum_guide, color=PALETTE["ink"], linestyle="-.", linewidth=1)
     # Whole decades around the data: the limits move only if a value crosses a power of ten.
-    low = 10.0 ** np.floor(np.log10(min(values)))
-    high = 10.0 ** np.ceil(np.log10(max(values + [guide]) * 1.5))
-    ax.text(0.04, guide * 1.9, f"dashed: β̂ = {t('guide_numerator')} / learning rate = {t('guide')}. "
-            f"Above it, a step of {t('rate')} breaks the rough guide η < {t('guide_numerator')}/β̂",
-            color=PALETTE["grey"], fontsize=9, va="bottom",
-            transform=ax.get_yaxis_transform())  # x in axes units: any number of steps
+    # One decade below the data holds the legend.
+    low = 10.0 ** (np.floor(np.log10(min(values))) - 1)
+    high = 10.0 ** np.ceil(np.log10(max(values + [momentum_guide]) * 1.5))
+    ax.text(0.99, momentum_guide * 1.12, f"{t('momentum_guide_factor')}/η = {t('momentum_guide')}: heavy-ball momentum "
+            f"μ = {t('momentum')} on a quadratic", color=PALETTE["ink"], fontsize=8.5, va="bottom",
+            ha="right", transform=ax.get_yaxis_transform(),  # x in axes units: any number of steps
+            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5})
+    ax.text(0.99, guide * 1.08, f"{t('guide_numerator')}/η = {t('guide')}: plain gradient descent on a quadratic",
+            color=PALETTE["grey"], fontsize=8.5, va="bottom", ha="right", transform=ax.get_yaxis_transform(),
+            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5})
     log_axis(ax, "y", labels="power")
     ax.set_ylim(low, high)
     ax.set_xlim(0, int(t("steps")))
-    ax.set_xlabel(f"training step (SGD, learning rate {t('rate')})")
+    ax.set_xlabel(f"training step (SGD, momentum {t('momentum')}, learning rate η = {t('rate')})")
     ax.set_ylabel("β̂, largest over the four probe steps")
-    ax.legend(loc="lower left", fontsize=9)
-    ax.set_title("With batch norm the gradient changes more slowly along its own direction",
+    ax.legend(loc="lower left", fontsize=8, ncols=2,
+              title=f"medians of the probes after step {t('after')}", title_fontsize=8)
+    ax.set_title("With batch norm the gradient changes more slowly, along g and along the update",
                  loc="left")
     section.save_figure(fig, "beta")
 
