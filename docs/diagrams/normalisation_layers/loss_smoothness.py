@@ -152,6 +152,9 @@ def compute(section):
         for name in ("steps", "betas", "spreads", "update_betas", "update_spreads", "cosines", "length_ratios"):
             r[name] = list(np.array(r[name])[finite])
         s, b, ub = s[finite], b[finite], ub[finite]
+        # The first probe (step 0, where the update is the gradient) is left out
+        # of the summaries; quoted so the page can say how high it starts.
+        q(f"{key}_first_beta", b[0], ".3g")
         late_mask = s > after if (s > after).any() else np.ones_like(s, dtype=bool)
         late, update_late = b[late_mask], ub[late_mask]
         medians[network] = float(np.median(late))
@@ -193,7 +196,7 @@ def compute(section):
                   "2(1 + momentum)/lr in a run where it diverges and below it in one where it survives",
                   all((beta > momentum_guide) == diverged for beta in largest["plain"]),
                   f"largest {largest['plain']}, guide {momentum_guide:g}, diverged {diverged}",
-                  backs=("exactly in the runs where it diverged",))
+                  backs=("in the runs where it diverged",))
     return {"runs": runs}
 
 
