@@ -337,8 +337,8 @@ After editing a machinery cell, restart the kernel and run all."""))
         '# "quick": the experiments that train run reduced sizes (seconds each);\n'
         '# "page": the page\'s own configuration, which prints the page\'s numbers.\n'
         f"{SETTING_LINE}\n\n"
-        "import sys\n"
-        "from pathlib import Path\n\n"
+        "import sys  # noqa: E402  (the setting comes first, where a reader changes it)\n"
+        "from pathlib import Path  # noqa: E402\n\n"
         f"CODE = Path({code_dir!r})  # the notebook's copy of the repository's code\n"
         "for folder in (" + ", ".join(repr(f) for f in sorted(notebook_folders(package))) + "):\n"
         "    (CODE / folder).mkdir(parents=True, exist_ok=True)\n"
@@ -376,7 +376,8 @@ After editing a machinery cell, restart the kernel and run all."""))
         + json.dumps(reference, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     reference_cell.metadata["jupyter"] = {"source_hidden": True}
     cells.append(reference_cell)
-    cells.append(new_code_cell("import section_kit\nfrom notebook_kit import experiment"))
+    cells.append(new_code_cell("import section_kit  # noqa: F401  (applies the pinned numeric environment, as the scripts do)\n"
+                               "from notebook_kit import experiment"))
 
     written: set[str] = set()
     code_blocks = page_code_blocks(package)
