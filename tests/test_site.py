@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import http.server
 import importlib.util
 import json
 import os
@@ -66,7 +65,6 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -311,23 +309,21 @@ def _browser_missing_reason() -> str | None:
             "apt-get install -y chromium chromium-driver")
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 (the base class's name)
-        pass
+def _load_site_pdf():
+    """docs/site_pdf.py (`make pdf`), which also serves a built site on loopback."""
+    spec = importlib.util.spec_from_file_location("site_pdf_for_tests", DOCS / "site_pdf.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SITE_PDF = _load_site_pdf()
 
 
 @pytest.fixture(scope="module")
 def server(site):
-    handler = functools.partial(_QuietHandler, directory=str(site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
+    with SITE_PDF.serve(site) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -960,10 +956,7 @@ def test_page_dark_code_is_not_drawn_as_links(loaded, page):
 @pytest.fixture(scope="module")
 def pdfs(site, browser) -> dict:
     """docs/site_pdf.py (`make pdf`) prints every page into <site>/pdf/."""
-    spec = importlib.util.spec_from_file_location("site_pdf_for_tests", DOCS / "site_pdf.py")
-    site_pdf = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(site_pdf)
-    return site_pdf.print_site(site, driver=browser)
+    return SITE_PDF.print_site(site, driver=browser)
 
 
 def test_make_pdf_prints_every_page(pdfs):
