@@ -84,15 +84,15 @@ SITE_BUDGET_BYTES = 5 * 1024 * 1024  # the whole built site, maths engine includ
 DOWNLOADS_BUDGET_BYTES = 2 * 1024 * 1024  # the pages' notebooks, downloaded only on request
 
 
-def _site_conf():
-    """docs/conf.py, for the page discovery the site itself uses."""
-    spec = importlib.util.spec_from_file_location("site_conf_for_tests", DOCS / "conf.py")
+def _load_docs_module(file_name: str):
+    """A script of docs/ loaded by path (docs/ is not on the import path)."""
+    spec = importlib.util.spec_from_file_location(f"{Path(file_name).stem}_for_tests", DOCS / file_name)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-SITE_CONF = _site_conf()
+SITE_CONF = _load_docs_module("conf.py")  # the page discovery the site itself uses
 PAGES = SITE_CONF.site_pages()
 ROBUSTNESS_DOC = SITE_CONF.ROBUSTNESS_DOC
 
@@ -309,15 +309,7 @@ def _browser_missing_reason() -> str | None:
             "apt-get install -y chromium chromium-driver")
 
 
-def _load_site_pdf():
-    """docs/site_pdf.py (`make pdf`), which also serves a built site on loopback."""
-    spec = importlib.util.spec_from_file_location("site_pdf_for_tests", DOCS / "site_pdf.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-SITE_PDF = _load_site_pdf()
+SITE_PDF = _load_docs_module("site_pdf.py")  # `make pdf`'s printer, which also serves a built site
 
 
 @pytest.fixture(scope="module")
