@@ -30,16 +30,20 @@ def _uniform(generator: torch.Generator, low: float, high: float) -> float:
     return low + (high - low) * float(torch.rand((), generator=generator))
 
 
-class ActivationNoiseBatchNorm(BatchNorm):
+class _NoisyBatchNorm(BatchNorm):
+    """Batch norm that owns the generator its training noise is drawn from."""
+
+    def __init__(self, features: int, generator: torch.Generator, eps: float = 1e-5):
+        super().__init__(features, eps)
+        self.generator = generator
+
+
+class ActivationNoiseBatchNorm(_NoisyBatchNorm):
     """Batch norm, then (training only) y * s + o with s and o drawn i.i.d.
     for every activation of every example: s ~ N(a, b²), o ~ N(c, d²), where
     a ~ U[0.5, 1.5], b ~ U[0, 0.5], c ~ U[-0.5, 0.5], d ~ U[0, 0.5] are drawn
     afresh at every step (in that order, then s, then o). The expected
     transform over steps is the identity."""
-
-    def __init__(self, features: int, generator: torch.Generator, eps: float = 1e-5):
-        super().__init__(features, eps)
-        self.generator = generator
 
     def forward(self, x):
         y = super().forward(x)
@@ -53,15 +57,11 @@ class ActivationNoiseBatchNorm(BatchNorm):
         return y * scale + offset
 
 
-class FeatureNoiseBatchNorm(BatchNorm):
+class FeatureNoiseBatchNorm(_NoisyBatchNorm):
     """Batch norm, then (training only) a per-feature scale uniform in
     [0.6, 1.4] and offset normal with spread 0.4, shared by every example of
     the batch and drawn afresh at every step (scale, then offset): the
     expected transform is the identity."""
-
-    def __init__(self, features: int, generator: torch.Generator, eps: float = 1e-5):
-        super().__init__(features, eps)
-        self.generator = generator
 
     def forward(self, x):
         y = super().forward(x)

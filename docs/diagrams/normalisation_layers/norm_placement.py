@@ -71,7 +71,7 @@ def train_run(key: str, norm: str, place: str, lr: float, warmup: float, config:
     corpus = load_corpus()
     validation = validation_set(corpus, WINDOW, torch.Generator().manual_seed(VALIDATION_SEED + offset))
     model = build_language_model(MODEL_SEED + offset, corpus.vocab_size, dim=DIM, layers=config["layers"],
-                                 heads=HEADS, norm=NORMS[norm], place=place)
+                                 heads=HEADS, norm=NORMS[norm], place=place, record_logits=False)
     cpu, wall = time.process_time(), time.perf_counter()
 
     def report(step, loss, model):

@@ -86,31 +86,36 @@ def rotary(x, positions_axis: int = -2):
 class Attention(nn.Module):
     """Causal self-attention with rotary encoding and optional QK-norm.
 
-    Records, for the last forward pass, the largest |logit| (before the
-    causal mask) and, with QK-norm, the bound sqrt(d_head) * max|g_q| *
-    max|g_k| that the learned gains put on it.
+    Records (unless ``record`` is off), for the last forward pass, the
+    largest |logit| (before the causal mask) and, with QK-norm, the bound
+    sqrt(d_head) * max|g_q| * max|g_k| that the learned gains put on it.
     """
 
-    def __init__(self, dim: int, heads: int, qk_norm: bool = False):
+    def __init__(self, dim: int, heads: int, qk_norm: bool = False, record: bool = True):
         super().__init__()
         self.heads, self.head_dim = heads, dim // heads
         self.qkv = nn.Linear(dim, 3 * dim, bias=False)
         self.q_norm = RMSNorm(self.head_dim) if qk_norm else None
         self.k_norm = RMSNorm(self.head_dim) if qk_norm else None
         self.out = nn.Linear(dim, dim, bias=False)
+        self.recording = record
         self.largest_logit = 0.0
         self.logit_bound = math.inf
 
     def forward(self, x):
         batch, length, dim = x.shape
-        qkv = self.qkv(x).view(batch, length, 3, self.heads, self.head_dim)
-        qk, v = qkv[:, :, :2], qkv[:, :, 2]
+        # split, not indexing: the backward of an index fills a zero tensor
+        # the size of qkv for each piece (a twentieth of a training step).
+        qk, v = self.qkv(x).view(batch, length, 3, self.heads, self.head_dim).split((2, 1), dim=2)
         if self.q_norm is not None:
-            qk = torch.stack([self.q_norm(qk[:, :, 0]), self.k_norm(qk[:, :, 1])], dim=2)
+            q, k = qk.unbind(dim=2)
+            qk = torch.stack([self.q_norm(q), self.k_norm(k)], dim=2)
         qk = rotary(qk, positions_axis=-4)  # q and k together, (batch, length, 2, heads, head_dim)
-        q, k, v = qk[:, :, 0].transpose(1, 2), qk[:, :, 1].transpose(1, 2), v.transpose(1, 2)
+        q, k = qk.transpose(1, 3).unbind(dim=2)  # each (batch, heads, length, head_dim)
+        v = v.squeeze(2).transpose(1, 2)
         logits = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
-        self.record(logits)
+        if self.recording:
+            self.record(logits)
         weights = (logits + causal_mask(length)).softmax(dim=-1)
         y = (weights @ v).transpose(1, 2).reshape(batch, length, dim)
         return self.out(y)
@@ -127,13 +132,13 @@ class Block(nn.Module):
     ``place`` "pre" (normalise each branch's input) or "post" (normalise
     the stream after each addition)."""
 
-    def __init__(self, dim: int, heads: int, norm, place: str, qk_norm: bool = False):
+    def __init__(self, dim: int, heads: int, norm, place: str, qk_norm: bool = False, record: bool = True):
         super().__init__()
         if place not in (PRE, POST):
             raise ValueError(f"place must be {PRE!r} or {POST!r}, not {place!r}")
         self.place = place
         self.norm1 = norm(dim)
-        self.attn = Attention(dim, heads, qk_norm)
+        self.attn = Attention(dim, heads, qk_norm, record)
         self.norm2 = norm(dim)
         self.ffn = SwiGLU(dim)
 
@@ -146,13 +151,15 @@ class Block(nn.Module):
 
 
 class LanguageModel(nn.Module):
-    """Embedding, blocks, a final norm (pre-norm only), bias-free head."""
+    """Embedding, blocks, a final norm (pre-norm only), bias-free head.
+    ``record_logits`` off: the attention layers record nothing (a run that
+    never reads the records saves the pass over every logit)."""
 
     def __init__(self, vocab: int, dim: int = 64, layers: int = 12, heads: int = 4,
-                 norm=LayerNorm, place: str = PRE, qk_norm: bool = False):
+                 norm=LayerNorm, place: str = PRE, qk_norm: bool = False, record_logits: bool = True):
         super().__init__()
         self.embed = nn.Embedding(vocab, dim)
-        self.blocks = nn.ModuleList(Block(dim, heads, norm, place, qk_norm) for _ in range(layers))
+        self.blocks = nn.ModuleList(Block(dim, heads, norm, place, qk_norm, record_logits) for _ in range(layers))
         self.final_norm = norm(dim) if place == PRE else nn.Identity()
         self.head = nn.Linear(dim, vocab, bias=False)
 
