@@ -9,7 +9,9 @@ imports nothing heavy, so "nothing to do" is instant.
 
 Stale sections run in forked workers, as many at a time as there are cores:
 the parent imports numpy, matplotlib and torch once, in stages, and forks
-each section as soon as what it needs is loaded, longest first. One
+each section as soon as what it needs is loaded, longest first. The
+sections and their own pools' runs share one job slot per core
+(job_slots.py), so no more than that many train at once. One
 section's syntax or import error, or failed claim, fails that section only.
 Each section is announced when it starts and when it ends, with its time.
 
@@ -39,6 +41,7 @@ DIAGRAMS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = DIAGRAMS_DIR.parents[1]
 sys.path.insert(0, str(DIAGRAMS_DIR))
 
+import job_slots  # noqa: E402
 import numeric_env  # noqa: E402  (light; section_kit applies it before numpy)
 import section_inputs  # noqa: E402
 from page_registry import PageNameError, page_config, page_packages, section_scripts  # noqa: E402
@@ -257,7 +260,9 @@ def _child(job: tuple, connection) -> None:
     signal.signal(signal.SIGINT, _terminate_quietly)
     die_with_parent()
     try:
-        connection.send(_work(job))
+        with job_slots.slot():  # given back before the result is sent: the next run may start
+            result = _work(job)
+        connection.send(result)
     except KeyboardInterrupt:
         pass
     finally:
@@ -316,6 +321,11 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
     else:
         context = multiprocessing.get_context("fork")
         running = {}
+        # One slot per worker, shared with the sections' own pools (job_slots.py),
+        # unless this process already draws on a jobserver (a report's variant child).
+        own_slots = job_slots.active() is None
+        if own_slots:
+            job_slots.activate(job_slots.JobSlots(workers))
 
         def start(i: int) -> None:
             _check_stop()
@@ -369,6 +379,9 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
                 if process.is_alive():  # stuck (e.g. in its own pool's shutdown): its workers die with it
                     process.kill()
                     process.join()
+            if own_slots:
+                job_slots.active().close()
+                job_slots.activate(None)
 
     if remember_times:
         times.update({r["script"].name: round(r["seconds"], 3) for r in results if r and r["ok"]})

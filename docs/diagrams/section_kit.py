@@ -23,6 +23,7 @@ import importlib
 import json
 import math
 import multiprocessing
+import multiprocessing.pool
 import operator
 import os
 import re
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import job_slots
 import numeric_env
 
 # Pin the kernels that decide rounding before numpy (under matplotlib) or torch
@@ -765,19 +767,54 @@ def process_pool(processes: int = 2):
     """A pool of forked worker processes for a section's independent heavy
     jobs (use as a context manager, e.g. ``pool.starmap``). Forked workers
     inherit everything imported and, unlike threads, do not contend for the
-    GIL. Jobs must be module-level functions; results come back in order."""
-    return multiprocessing.get_context("fork").Pool(processes, initializer=_default_signals)
+    GIL. Jobs must be module-level functions; results come back in order.
+
+    Under `make figures` every job holds one of the run's job slots while it
+    trains, and the section lends its own slot to its jobs while the pool is
+    open (job_slots.py): the runs of all sections share the cores, never more
+    at once than there are cores."""
+    return _SlotPool(processes, initializer=_default_signals, context=multiprocessing.get_context("fork"))
+
+
+class _SlotPool(multiprocessing.pool.Pool):
+    """A fork pool whose jobs hold a job slot each; its section's slot is lent
+    to them from ``with`` to its end."""
+
+    def __enter__(self):
+        self._lent = job_slots.lent()
+        self._lent.__enter__()
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        try:
+            return super().__exit__(*exc)
+        finally:
+            self._lent.__exit__(None, None, None)
+
+    def apply(self, func, args=(), kwds=None):
+        return super().apply(job_slots.InSlot(func), args, kwds or {})
+
+    def map(self, func, iterable, chunksize=None):
+        return super().map(job_slots.InSlot(func), iterable, chunksize)
+
+    def starmap(self, func, iterable, chunksize=None):
+        return super().starmap(job_slots.InSlot(func), iterable, chunksize)
+
+    def starmap_async(self, func, iterable, chunksize=None, callback=None, error_callback=None):
+        return super().starmap_async(job_slots.InSlot(func), iterable, chunksize, callback, error_callback)
 
 
 def _default_signals() -> None:
     """A pool worker stops quietly when its pool is terminated (the runner's
     own workers turn SIGTERM into an exception, which would print here), and
-    when its section's process dies without terminating it."""
+    when its section's process dies without terminating it; it holds none
+    of its section's job slot (it takes one per job)."""
     import signal
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     terminate_with_parent()
+    job_slots.forget_held()
 
 
 def terminate_with_parent() -> None:

@@ -1,0 +1,148 @@
+"""Job slots: at most one computing process per core, whichever section it serves.
+
+`make figures` runs several sections at once, and the heavy ones train their
+runs in pools of their own (section_kit.process_pool). Without a common limit
+two sections with two-worker pools put four training processes on two cores,
+and every run gets slower. This is a jobserver, the scheme `make -j` uses: a
+pipe holds one byte per slot; a process takes a byte before it computes and
+puts it back when it stops. The pipe's descriptors survive fork and exec
+(JOB_SLOTS_ENV names them for a fresh interpreter), so the runner's section
+processes, their pools' workers and a report's variant children all draw
+from the same slots.
+
+Who holds a slot: a section process while it computes; a pool worker while
+it runs one job. A section process gives its slot back while it waits for its
+pool, so its runs can use it. Without an active jobserver (a section run by
+hand, the tests) every call here does nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+
+JOB_SLOTS_ENV = "SECTION_JOB_SLOTS"  # "<read fd>,<write fd>" of the slots pipe
+TOKEN = b"+"
+
+_active: "JobSlots | None" = None
+_held = 0  # slots this process holds (0 or 1)
+
+
+class JobSlots:
+    """``count`` slots in a pipe. Made by the runner; inherited by its children."""
+
+    def __init__(self, count: int, fds: tuple[int, int] | None = None):
+        if fds is None:
+            if count < 1:
+                raise ValueError(f"need at least one job slot, not {count}")
+            fds = os.pipe()
+            for fd in fds:
+                os.set_inheritable(fd, True)
+            os.write(fds[1], TOKEN * count)
+        self.count = count
+        self.read_fd, self.write_fd = fds
+
+    def environment(self) -> dict[str, str]:
+        """What a fresh interpreter needs to share these slots (pass the
+        descriptors too: subprocess's ``pass_fds=self.fds``)."""
+        return {JOB_SLOTS_ENV: f"{self.read_fd},{self.write_fd}"}
+
+    @property
+    def fds(self) -> tuple[int, int]:
+        return self.read_fd, self.write_fd
+
+    def free(self) -> bool:
+        """Whether a slot is free now (a hint: another process may take it first)."""
+        readable, _, _ = select.select([self.read_fd], [], [], 0)
+        return bool(readable)
+
+    def close(self) -> None:
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def activate(slots: JobSlots | None) -> None:
+    """Make ``slots`` this process's jobserver (None: none)."""
+    global _active, _held
+    _active, _held = slots, 0
+
+
+def active() -> JobSlots | None:
+    """This process's jobserver: the one activated here or inherited across
+    fork, else the one JOB_SLOTS_ENV names (a child interpreter)."""
+    global _active
+    if _active is None and os.environ.get(JOB_SLOTS_ENV):
+        try:
+            read_fd, write_fd = (int(fd) for fd in os.environ[JOB_SLOTS_ENV].split(","))
+            os.fstat(read_fd), os.fstat(write_fd)
+        except (ValueError, OSError):
+            return None  # a stale setting (the descriptors were not passed): no limit
+        _active = JobSlots(0, (read_fd, write_fd))
+    return _active
+
+
+def forget_held() -> None:
+    """In a freshly forked pool worker: the slot its parent held stays the
+    parent's (the worker takes its own per job)."""
+    global _held
+    _held = 0
+
+
+def acquire() -> None:
+    """Wait for a slot (no-op without a jobserver or when this process holds one)."""
+    global _held
+    slots = active()
+    if slots is None or _held:
+        return
+    if not os.read(slots.read_fd, 1):
+        raise RuntimeError("the job slots pipe was closed")
+    _held = 1
+
+
+def release() -> None:
+    """Give this process's slot back (no-op if it holds none)."""
+    global _held
+    slots = active()
+    if slots is None or not _held:
+        return
+    os.write(slots.write_fd, TOKEN)
+    _held = 0
+
+
+@contextlib.contextmanager
+def slot():
+    """Hold a slot for the duration (nested use keeps the one slot)."""
+    had = _held
+    acquire()
+    try:
+        yield
+    finally:
+        if not had:
+            release()
+
+
+@contextlib.contextmanager
+def lent():
+    """Give this process's slot back for the duration, then take one again:
+    a section process waiting for its pool's workers."""
+    had = _held
+    release()
+    try:
+        yield
+    finally:
+        if had:
+            acquire()
+
+
+class InSlot:
+    """A pool job that holds a slot while it runs: ``InSlot(func)(*args)``.
+    A class, not a closure, so the pool can send it to its workers."""
+
+    def __init__(self, func):
+        self.func = func
+
+    def __call__(self, *args, **kwargs):
+        with slot():
+            return self.func(*args, **kwargs)
