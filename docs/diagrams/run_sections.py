@@ -8,10 +8,11 @@ nothing. `--all` reruns everything (`make -B figures`). Deciding staleness
 imports nothing heavy, so "nothing to do" is instant.
 
 Stale sections run in forked workers, as many at a time as there are cores:
-the parent imports numpy, matplotlib and torch once, in stages, and forks
-each section as soon as what it needs is loaded, longest first. The
-sections and their own pools' runs share one job slot per core
-(job_slots.py), so no more than that many train at once. One
+the parent imports numpy, matplotlib and torch once, in stages (a section's
+own module only in the stage of what it needs), and forks each section as
+soon as what it needs is loaded, longest first. The sections and their own
+pools' runs share one job slot per core (job_slots.py), so no more than that
+many train at once. One
 section's syntax or import error, or failed claim, fails that section only.
 Each section is announced when it starts and when it ends, with its time.
 
@@ -27,6 +28,7 @@ import ast
 import contextlib
 import ctypes
 import fcntl
+import gc
 import io
 import json
 import os
@@ -182,8 +184,9 @@ NEEDS_NOTHING, NEEDS_TORCH, NEEDS_OPTIMISER = 0, 1, 2
 
 def needs(script: SectionScript) -> int:
     """Read from the code of the script and the page modules it imports (not
-    comments): a call to import_torch() means torch; an attribute
-    torch.optim.<Class> means an optimiser class."""
+    comments): a call to import_torch() or an ``import torch`` (``from
+    torch...``) means torch; an attribute torch.optim.<Class> means an
+    optimiser class."""
     level = NEEDS_NOTHING
     try:
         paths = [p for p in inputs_of(script) if p.suffix == ".py" and p.parent.name == script.package]
@@ -197,17 +200,21 @@ def needs(script: SectionScript) -> int:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "import_torch":
                 level = max(level, NEEDS_TORCH)
+            if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "torch" for a in node.names):
+                level = max(level, NEEDS_TORCH)
+            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "torch":
+                level = max(level, NEEDS_TORCH)
             if (isinstance(node, ast.Attribute) and node.attr[:1].isupper()
                     and isinstance(node.value, ast.Attribute) and node.value.attr == "optim"):
                 level = NEEDS_OPTIMISER
     return level
 
 
-def preload(scripts: list[SectionScript]) -> dict[SectionScript, str]:
+def preload(scripts: list[SectionScript], *, warm_up: bool = True) -> dict[SectionScript, str]:
     """Import the section modules once, in the parent, before forking, and
-    warm matplotlib's font and text-to-path caches with one tiny SVG.
-    Returns the scripts that failed to import, with the error: they fail
-    alone, the others run."""
+    (``warm_up``) warm matplotlib's font and text-to-path caches with one
+    tiny SVG. Returns the scripts that failed to import, with the error:
+    they fail alone, the others run."""
     import section_kit
 
     broken = {}
@@ -219,9 +226,10 @@ def preload(scripts: list[SectionScript]) -> dict[SectionScript, str]:
             if isinstance(error, SyntaxError):
                 where = f"{section_kit.rel_path(Path(error.filename or script.path))}:{error.lineno}: "
             broken[script] = f"{where}cannot import {script.name}: {type(error).__name__}: {error}"
-    fig = section_kit.new_figure(1, 1)
-    fig.add_subplot().set_title("warm-up 0.5")
-    fig.savefig(io.BytesIO(), format="svg")
+    if warm_up:
+        fig = section_kit.new_figure(1, 1)
+        fig.add_subplot().set_title("warm-up 0.5")
+        fig.savefig(io.BytesIO(), format="svg")
     return broken
 
 
@@ -294,25 +302,33 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
     if not jobs:
         return []
     results: list[dict | None] = [None] * len(jobs)
-    broken = preload(sorted({job[0] for job in jobs}, key=lambda s: (s.package, s.name)))
-    for i, job in enumerate(jobs):
-        if job[0] in broken:
-            results[i] = {"script": job[0], "ok": False, "started": time.perf_counter(), "seconds": 0.0,
-                          "record": None, "error": broken[job[0]]}
-            if announce:
-                announce("end", job, results[i])
-    runnable = [i for i in range(len(jobs)) if results[i] is None]
-    if not runnable:
-        return results
-    workers = max(1, min(workers or os.cpu_count() or 1, len(runnable)))
+    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
     times = last_times()
-    pending = sorted(runnable, key=lambda i: -times.get(jobs[i][0].name, 0.0))
+    pending = sorted(range(len(jobs)), key=lambda i: -times.get(jobs[i][0].name, 0.0))
     level_of = {i: needs(jobs[i][0]) for i in pending}
     top_level = max(level_of.values())
+    warmed = []
+
+    def load(levels: range) -> None:
+        """Import the modules of the sections at these levels; one that
+        fails to import fails alone, now."""
+        scripts = sorted({jobs[i][0] for i in pending if level_of[i] in levels},
+                         key=lambda s: (s.package, s.name))
+        if not scripts:
+            return
+        broken = preload(scripts, warm_up=not warmed)
+        warmed.append(True)
+        for i in [i for i in pending if jobs[i][0] in broken]:
+            pending.remove(i)
+            results[i] = {"script": jobs[i][0], "ok": False, "started": time.perf_counter(), "seconds": 0.0,
+                          "record": None, "error": broken[jobs[i][0]]}
+            if announce:
+                announce("end", jobs[i], results[i])
 
     if workers == 1 and not isolate:
         prepare(top_level)
-        for i in pending:
+        load(range(top_level + 1))
+        for i in list(pending):
             if announce:
                 announce("start", jobs[i], None)
             results[i] = _work(jobs[i])
@@ -331,6 +347,12 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
             _check_stop()
             pending.remove(i)
             receive, send = context.Pipe(duplex=False)
+            # Everything imported so far is out of the garbage collector's
+            # sight (gc.freeze): the worker's collections skip the parent's
+            # objects (with torch and matplotlib some 200,000, about 0.1 s a
+            # full collection) and do not write to them, so their memory
+            # stays shared instead of being copied into every worker.
+            gc.freeze()
             # Not daemonic: a section may fork workers of its own.
             process = context.Process(target=_child, args=(jobs[i], send))
             process.start()
@@ -359,9 +381,13 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
                 announce("end", jobs[i], results[i])
 
         try:
+            # Each stage imports only what its sections need, then starts
+            # them: a section that needs no torch starts before torch loads.
+            load(range(NEEDS_NOTHING, NEEDS_NOTHING + 1))
             start_ready(NEEDS_NOTHING, force_one=False)
             for level in range(NEEDS_TORCH, top_level + 1):
                 prepare(level)
+                load(range(level, level + 1))
                 for receive in multiprocessing.connection.wait(list(running), timeout=0):
                     collect(receive)
                 start_ready(level, force_one=True)
@@ -382,6 +408,7 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
             if own_slots:
                 job_slots.active().close()
                 job_slots.activate(None)
+            gc.unfreeze()  # a long-lived caller (the robustness report) collects as usual again
 
     if remember_times:
         times.update({r["script"].name: round(r["seconds"], 3) for r in results if r and r["ok"]})

@@ -3,8 +3,9 @@ stand-in for a training run, replayed with one bad batch three ways.
 
 A 24-dimensional quadratic (curvatures geometric from 0.02 to 2.0, start
 w0 from rng(5)) is trained for 2,600 steps with noisy gradients (a fresh
-rng(5) per run) by torch.optim.Adam in float64. At step 1,400 one bad batch
-adds a huge gradient. Three variants: nothing done; gradients clipped to
+rng(5) per run) by torch's Adam in float64 (torch.optim.adam.adam, the
+function torch.optim.Adam steps with). At step 1,400 one bad batch adds a
+huge gradient. Three variants: nothing done; gradients clipped to
 norm 2.0 with torch.nn.utils.clip_grad_norm_; the bad batch skipped. A
 hand-written numpy Adam with hand-written clipping replays all three and
 must agree with torch to 1e-9. Prints the loss, the gradient norm, Adam's
@@ -106,7 +107,7 @@ def variant_noise(noise_kept: np.ndarray, bad: np.ndarray, noise_skipped: np.nda
 
 
 def replay_torch(lam: np.ndarray, w0: np.ndarray, noise: np.ndarray) -> dict[str, np.ndarray]:
-    """The three runs with torch.optim.Adam and clip_grad_norm_ in float64.
+    """The three runs with torch's Adam and clip_grad_norm_ in float64.
 
     One Adam holds the three runs as three parameters (Adam is elementwise and
     keeps its state per parameter, so this is three independent optimisers
@@ -115,6 +116,12 @@ def replay_torch(lam: np.ndarray, w0: np.ndarray, noise: np.ndarray) -> dict[str
     (3, dim) tensor, so each step's gradient is one operation. Records the
     weights after every step, the raw (unclipped) gradients, and the
     optimiser's exp_avg_sq and step after every step.
+
+    Adam is ``torch.optim.adam.adam``, the function ``torch.optim.Adam.step``
+    calls, given the state tensors ``torch.optim.Adam`` would create (zero
+    moments, a float32 step count for the fused kernel): the same arithmetic
+    without the Optimizer object, whose first method call imports torch's
+    compiler (about a second of CPU, more than the replay itself).
     """
     torch = import_torch()
     f64 = torch.float64
@@ -122,12 +129,15 @@ def replay_torch(lam: np.ndarray, w0: np.ndarray, noise: np.ndarray) -> dict[str
     noise_t = torch.tensor(noise, dtype=f64)
     weights = torch.tensor(np.tile(w0, (3, 1)), dtype=f64)
     grads = torch.zeros((3, DIM), dtype=f64)
+    from torch.optim.adam import adam
+
     params = [weights[i] for i in range(3)]
     for i, p in enumerate(params):
         p.grad = grads[i]
-    # fused=True: torch's own single-kernel Adam for CPU, the same algorithm
-    # as the default path (agreement with the hand-written Adam is checked).
-    optimiser = torch.optim.Adam(params, lr=LR, betas=(BETA1, BETA2), eps=EPS, fused=True)
+    # The optimiser state, as torch.optim.Adam(..., fused=True) makes it.
+    exp_avg = [torch.zeros_like(p) for p in params]
+    exp_avg_sq = [torch.zeros_like(p) for p in params]
+    steps = [torch.zeros((), dtype=torch.float32) for _ in params]
     clip = torch.nn.utils.clip_grad_norm_
     clipped = [params[CLIPPED]]
 
@@ -141,11 +151,11 @@ def replay_torch(lam: np.ndarray, w0: np.ndarray, noise: np.ndarray) -> dict[str
             torch.addcmul(noise_t[t], lam_t, weights, out=grads)  # lam * w + noise
             g_hist[t] = grads
             clip(clipped, CLIP_NORM, foreach=False)  # one tensor: the plain loop is quicker
-            optimiser.step()
-            if t == 0:
-                states = [optimiser.state[p] for p in params]
-                exp_avg_sq = [s["exp_avg_sq"] for s in states]
-                steps = [s["step"] for s in states]
+            # fused=True: torch's own single-kernel Adam for CPU, the same
+            # algorithm as the default path (agreement with the hand-written
+            # Adam is checked).
+            adam(params, [p.grad for p in params], exp_avg, exp_avg_sq, [], steps, fused=True,
+                 lr=LR, beta1=BETA1, beta2=BETA2, eps=EPS, weight_decay=0.0, amsgrad=False, maximize=False)
             w_hist[t + 1] = weights
             torch.stack(exp_avg_sq, out=v_hist[t])
             torch.stack(steps, out=step_hist[t])
