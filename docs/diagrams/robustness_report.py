@@ -299,7 +299,7 @@ class Server:
         RUNS_DIR.mkdir(parents=True, exist_ok=True)
         self.variant = variant
         self.log_path = RUNS_DIR / f"server-{variant}-{os.getpid()}.log"  # concurrent reports stay apart
-        command = [sys.executable, __file__, "--serve"] + [
+        command = [sys.executable, __file__, "--serve", "--runs-dir", str(RUNS_DIR)] + [
             a for s in scripts for a in ("--section", f"{s.package}.{s.name}")]
         with open(self.log_path, "w", encoding="utf-8") as log:
             self.process = subprocess.Popen(
@@ -689,10 +689,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("--page", action="append", default=[], help="only this page (repeatable)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--runs-dir", type=Path, help=argparse.SUPPRESS)  # the server's, its parent's
     parser.add_argument("--section", action="append", default=[], help=argparse.SUPPRESS)
     parser.add_argument("-j", "--jobs", type=int, default=None, help="runs at once (default: one per core)")
     args = parser.parse_args(argv)
     if args.serve:
+        global RUNS_DIR, CACHE_DIR
+        RUNS_DIR = args.runs_dir or RUNS_DIR
+        CACHE_DIR = RUNS_DIR / CACHE_DIR.name
         return serve(args.section)
     try:
         pages = resolve_pages(args.page)
