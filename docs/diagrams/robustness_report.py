@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import os
 import statistics
@@ -118,6 +119,7 @@ def openblas_only(variant: str) -> bool:
 TORCH_NAMES = frozenset({"torch", "import_torch", "torch_generator"})
 
 
+@functools.cache  # the code does not change during a report
 def loads_torch(script: SectionScript) -> bool:
     """Whether the section's code (its script and the page modules it
     imports, see section_inputs) can load torch: an import of torch, or a
@@ -187,13 +189,14 @@ def section_runs(script: SectionScript, runs: list[tuple[str, int]]) -> list[tup
     return [run for run in runs if skip_reason(script, run[0]) is None]
 
 
-def page_run_record(script: SectionScript) -> dict | None:
-    """The committed numbers of the page's own run, when current for the inputs."""
+def page_run_record(script: SectionScript, inputs_hash: str | None = None) -> dict | None:
+    """The committed numbers of the page's own run, when current for the
+    inputs (``inputs_hash``: their hash, if the caller has it)."""
     try:
         record = json.loads(script.numbers_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    current = current_hash(script)
+    current = inputs_hash or current_hash(script)
     if (not isinstance(record, dict) or current is None or record.get("inputs_hash") != current
             or record.get("seed_offset") != 0 or record.get("variant") != numeric_env.PINNED
             or record.get("reduced")):
@@ -205,20 +208,21 @@ def cache_path(script: SectionScript, run: tuple[str, int]) -> Path:
     return CACHE_DIR / f"{script.package}.{script.name}-{run[0]}-seed{run[1]}.json"
 
 
-def cached_result(script: SectionScript, run: tuple[str, int]) -> dict | None:
+def cached_result(script: SectionScript, run: tuple[str, int], inputs_hash: str | None = None) -> dict | None:
     """A finished run of these very inputs, if one was kept."""
     try:
         kept = json.loads(cache_path(script, run).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(kept, dict) or kept.get("inputs_hash") is None or kept["inputs_hash"] != current_hash(script):
+    if not isinstance(kept, dict) or kept.get("inputs_hash") is None or kept["inputs_hash"] != (inputs_hash or current_hash(script)):
         return None
     return kept.get("result")
 
 
-def keep_result(script: SectionScript, run: tuple[str, int], result: dict) -> None:
-    """Keep a successful run (a failed one reruns next time); a cache, so a
-    failed write is not an error."""
+def keep_result(script: SectionScript, run: tuple[str, int], result: dict, inputs_hash: str | None = None) -> None:
+    """Keep a successful run (a failed one reruns next time) under the hash
+    of the inputs it ran with (default: now); a cache, so a failed write is
+    not an error."""
     if not result.get("ok"):
         return
     from section_kit import write_json_atomically
@@ -226,7 +230,7 @@ def keep_result(script: SectionScript, run: tuple[str, int], result: dict) -> No
     try:
         CACHE_DIR.mkdir(parents=True, exist_ok=True)
         write_json_atomically(cache_path(script, run), {
-            "inputs_hash": current_hash(script),
+            "inputs_hash": inputs_hash or current_hash(script),
             "result": {k: v for k, v in result.items() if k != "script"}})
     except OSError:
         pass
@@ -307,8 +311,8 @@ class Server:
                 env={**os.environ, **QUIET_THREADS, numeric_env.VARIANT_ENV: variant})
         self.buffer = b""
 
-    def send(self, number: int, script: SectionScript, offset: int) -> None:
-        self.process.stdin.write(f"{number} {script.package} {script.name} {offset}\n".encode())
+    def send(self, number: int, script: SectionScript, offset: int, inputs_hash: str | None) -> None:
+        self.process.stdin.write(f"{number} {script.package} {script.name} {offset} {inputs_hash}\n".encode())
         self.process.stdin.flush()
 
     def messages(self) -> list[dict]:
@@ -337,14 +341,17 @@ class Server:
         self.log_path.unlink(missing_ok=True)
 
 
-def run_all(jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: int | None = None) -> dict:
+def run_all(jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: int | None = None,
+            hashes: dict | None = None) -> dict:
     """{(section name, run): result} for every job, longest first on
-    ``cores`` cores (default: all), each kept in the cache as it ends."""
+    ``cores`` cores (default: all), each kept in the cache as it ends under
+    its section's inputs hash (``hashes``: as decided by the caller)."""
     import selectors
 
     if not jobs:
         return {}
     cores = cores or os.cpu_count() or 1
+    hashes = {s: (hashes or {}).get(s) or current_hash(s) for s in {job[0] for job in jobs}}
     costs, times = read_json_dict(COSTS_FILE), read_json_dict(FIGURES_TIMES)
     estimate = {job: estimated_cost(job[0], job[1][0], costs, times) for job in jobs}
     # Longest first; among runs of unknown cost, the heavier sections first.
@@ -364,7 +371,7 @@ def run_all(jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: 
                 job = pending.pop(0)
                 number = len(numbered)
                 numbered[number] = job
-                servers[job[1][0]].send(number, job[0], job[1][1])
+                servers[job[1][0]].send(number, job[0], job[1][1], hashes[job[0]])
                 running[number] = (job, time.perf_counter())
             for key, _ in selector.select(timeout=1.0):
                 server = key.data
@@ -447,8 +454,9 @@ def serve(names: list[str]) -> int:
             lines = (buffer + chunk).split(b"\n")
             buffer = lines.pop()
             for line in filter(None, lines):
-                number, package, name, offset = line.decode().split()
-                job = (SectionScript(package, name), int(offset), False, None, False, None)
+                number, package, name, offset, inputs_hash = line.decode().split()
+                inputs_hash = None if inputs_hash == "None" else inputs_hash
+                job = (SectionScript(package, name), int(offset), False, None, False, inputs_hash)
                 result_path = RUNS_DIR / f"run-{os.getpid()}-{number}.json"
                 pid = os.fork()
                 if pid == 0:
@@ -480,7 +488,7 @@ def run_one(job: tuple, variant: str, result_path: Path) -> None:
     try:
         result = run_section_job(job)
         result.pop("script", None)
-        keep_result(job[0], (variant, job[1]), result)
+        keep_result(job[0], (variant, job[1]), result, job[5])
         write_json_atomically(result_path, result)
         status = 0
     finally:
@@ -661,16 +669,17 @@ def build_reports(pages: list[str], progress=print, cores: int | None = None
     runs = [(numeric_env.PINNED, off) for off in OFFSETS] + [(v, 0) for v in variants()]
     progress(f"{len(scripts)} section(s) x {len(runs)} runs ({len(OFFSETS)} seeds, {len(variants())} variants)")
     results, jobs, page_runs, kept, skipped = {}, [], 0, 0, 0
+    hashes = {script: current_hash(script) for script in scripts}  # once: the runs are decided now
     for script in scripts:
         for run in runs:
             if skip_reason(script, run[0]) is not None:
                 skipped += 1
                 continue
-            record = page_run_record(script) if run == PAGE_RUN else None
+            record = page_run_record(script, hashes[script]) if run == PAGE_RUN else None
             if record is not None:
                 results[(script.name, run)] = {"ok": True, "record": record, "error": None}
                 page_runs += 1
-            elif (result := cached_result(script, run)) is not None:
+            elif (result := cached_result(script, run, hashes[script])) is not None:
                 results[(script.name, run)] = result
                 kept += 1
             else:
@@ -681,7 +690,7 @@ def build_reports(pages: list[str], progress=print, cores: int | None = None
         progress(f"seed offset 0: {page_runs} section(s) use the page's committed run (current for their inputs)")
     if kept:
         progress(f"{kept} run(s) kept from an earlier report (same inputs; {rel_path(CACHE_DIR)})")
-    results.update(run_all(jobs, progress, cores))
+    results.update(run_all(jobs, progress, cores, hashes))
     return {package: page_report(package, runs, results) for package in pages}
 
 
@@ -704,8 +713,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     start = time.perf_counter()
-    reports = build_reports(pages, progress=lambda m: print(f"[{time.perf_counter() - start:6.1f} s] {m}", flush=True),
-                            cores=args.jobs)
+    if args.jobs is not None and args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    try:
+        reports = build_reports(pages, cores=args.jobs,
+                                progress=lambda m: print(f"[{time.perf_counter() - start:6.1f} s] {m}", flush=True))
+    except KeyboardInterrupt:
+        print(f"interrupted: every finished run is kept ({rel_path(CACHE_DIR)}); the next report reruns only "
+              "the others", file=sys.stderr)
+        return 130
     failures = []
     from section_kit import write_json_atomically, write_text_atomically
 
