@@ -3,8 +3,8 @@ and which survive other rounding.
 
 Every section of every page reruns at seed offsets 0, 1 and 2 under the
 pinned numeric environment, and at seed offset 0 under each other numeric
-variant of numeric_env (other OpenBLAS kernels, torch without AVX, two torch
-threads). Nothing is written to figures/ but the report,
+variant of numeric_env (other OpenBLAS kernels, numpy's loops at its X86_V2
+baseline, torch without AVX, two torch threads). Nothing is written to figures/ but the report,
 figures/<page>/robustness-report.md:
 
 - per claim, held or failed under every seed and variant, with the measured
@@ -16,44 +16,58 @@ figures/<page>/robustness-report.md:
   rounding-sensitive, and the section lists its rounding-sensitive quotes.
 
 The page's own run (seed offset 0, pinned) is not repeated: its committed
-numbers are used when they are current for the section's inputs. A section
-its page lists in TORCH_ONLY_SECTIONS is not rerun under the variants that
-change only OpenBLAS (torch never calls OpenBLAS); the report says so in its
-cells, and a test checks it on the reduced runs.
+numbers are used when they are current for the section's inputs. A run
+whose variant cannot change the section is not made (skip_reason): a
+section its page lists in TORCH_ONLY_SECTIONS is not rerun under the
+variants that change only OpenBLAS (torch never calls OpenBLAS) or only
+numpy's own loops (numpy only copies, compares and formats its numbers), and
+a section whose code never loads torch is not rerun under the variants that
+change only torch. The report gives the reason in those cells, and the tests
+check each skip on the runs.
 
 Every finished run is kept under build/runs/robustness/cache/ with its
 section's inputs hash: an interrupted report loses no finished run, and the
 next one reruns only the runs whose inputs changed or that never finished.
 
-Variant runs need a fresh interpreter (the libraries read the environment
-when they load): one child process per variant. The children and the seed
-runs all start at once, so the two cores stay busy until the last run ends;
-each child reports its sections as they finish. The report records each section's inputs hash, so a test can tell
-it is current without rerunning anything. Exit status 1 if any claim fails
-or any section errors.
+The runs form one schedule (run_all): every section, seed and variant in one
+list, longest first by the CPU time each took last time, as many at a time
+as there are cores, the next starting as soon as one ends, so no core idles
+while runs wait. A variant needs an interpreter of its own (the libraries
+read the environment when they load): one server process per variant
+imports the libraries and the sections once and forks each run it is sent.
+The report records each section's inputs hash, so a test can tell it is
+current without rerunning anything. Exit status 1 if any claim fails or any
+section errors.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import functools
 import json
 import os
 import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from run_sections import (
-    FIGURES_DIR, REPO_ROOT, SectionScript, all_sections, current_hash, resolve_pages, run_many,
+    BUILD_DIR, FIGURES_DIR, REPO_ROOT, SectionScript, all_sections, current_hash, die_with_parent, needs, prepare,
+    resolve_pages,
 )
+from run_sections import TIMES_FILE as FIGURES_TIMES
+from run_sections import _work as run_section_job
 import numeric_env
+import section_inputs
 from page_registry import PageNameError, page_config, rel_path
 
-SKIPPED = "n/a"  # a cell for a run that cannot change the section (see section_runs)
+SKIPPED = "n/a"  # a cell for a run that cannot change the section (see skip_reason)
 OFFSETS = (0, 1, 2)
 PAGE_RUN = (numeric_env.PINNED, 0)
-RUNS_DIR = REPO_ROOT / "build" / "runs" / "robustness"
+RUNS_DIR = BUILD_DIR / "runs" / "robustness"
 # Every finished run, keyed by its inputs hash: an interrupted or failed
 # report loses no finished run, and the next one reruns only what is missing.
 CACHE_DIR = RUNS_DIR / "cache"
@@ -80,26 +94,109 @@ def experiment_sections(pages: list[str]) -> list[SectionScript]:
             if s.name not in getattr(page_config(s.package), "DERIVED_SECTIONS", ())]
 
 
+# The numeric variants' settings, by the library that reads them.
+LIBRARY_OF_SETTING = {"OPENBLAS_": "OpenBLAS", "NPY_": "numpy", "ATEN_": "torch", "MKL_": "torch",
+                      "ONEDNN_": "torch", "TORCH_": "torch"}
+
+
+def variant_libraries(variant: str) -> frozenset[str]:
+    """The libraries whose settings a variant changes; a setting of no
+    library named here counts as every library's (it may change anything)."""
+    found = set()
+    for key in numeric_env.VARIANTS[variant]:
+        owner = next((lib for prefix, lib in LIBRARY_OF_SETTING.items() if key.startswith(prefix)), None)
+        found.add(owner or "any")
+    return frozenset(found)
+
+
 def openblas_only(variant: str) -> bool:
     """A variant that changes nothing but OpenBLAS's settings."""
-    changed = numeric_env.VARIANTS[variant]
-    return bool(changed) and all(key.startswith("OPENBLAS_") for key in changed)
+    return variant_libraries(variant) == {"OpenBLAS"}
+
+
+# What loads torch in a section's code: the module itself, or section_kit's
+# functions that import it.
+TORCH_NAMES = frozenset({"torch", "import_torch", "torch_generator"})
+
+
+@functools.cache  # the code does not change during a report
+def loads_torch(script: SectionScript) -> bool:
+    """Whether the section's code (its script and the page modules it
+    imports, see section_inputs) can load torch: an import of torch, or a
+    use of a name in TORCH_NAMES. Read from the code, so a section that
+    starts using torch is rerun under the torch variants at once; a test
+    checks that a section found not to load torch never imports it."""
+    try:
+        paths = [p for p in section_inputs.section_inputs(script.package, script.name)
+                 if p.suffix == ".py" and p.parent.name == script.package]
+    except section_inputs.InputError:
+        return True  # its run reports the error
+    for path in paths:
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, OSError):
+            return True
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [(node.module or "").split(".")[0]] + [alias.name for alias in node.names]
+            elif isinstance(node, ast.Name):
+                names = [node.id]
+            elif isinstance(node, ast.Attribute):
+                names = [node.attr]
+            else:
+                continue
+            if TORCH_NAMES.intersection(names):
+                return True
+    return False
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Why a variant cannot change a section: the report's cell and sentence."""
+    cell: str
+    why: str
+
+
+# Each skip is tested on the runs (tests/test_robustness_report.py). In
+# ``why``, {change} becomes "that variant changes" or "those variants change".
+TORCH_ONLY_OPENBLAS = Skip(f"{SKIPPED}: torch only", "its numbers come from torch alone, which never calls "
+                           "OpenBLAS, and {change} only OpenBLAS")
+TORCH_ONLY_NUMPY = Skip(f"{SKIPPED}: numpy exact", "its numbers come from torch; numpy only copies, compares, "
+                        "selects (maximum, median) and formats them, operations whose results no SIMD loop "
+                        "changes, and {change} only numpy's own loops")
+NO_TORCH = Skip(f"{SKIPPED}: no torch", "it never loads torch, and {change} only torch's settings")
+
+
+def skip_reason(script: SectionScript, variant: str) -> Skip | None:
+    """Why this variant cannot change this section's numbers, or None: it must run."""
+    if variant == numeric_env.PINNED:
+        return None
+    libraries = variant_libraries(variant)
+    if script.name in getattr(page_config(script.package), "TORCH_ONLY_SECTIONS", ()):
+        if libraries == {"OpenBLAS"}:
+            return TORCH_ONLY_OPENBLAS
+        if libraries == {"numpy"}:
+            return TORCH_ONLY_NUMPY
+    if libraries == {"torch"} and not loads_torch(script):
+        return NO_TORCH
+    return None
 
 
 def section_runs(script: SectionScript, runs: list[tuple[str, int]]) -> list[tuple[str, int]]:
-    """The runs that can change this section: all of them, except the
-    OpenBLAS-only variants for a section whose numbers come from torch alone."""
-    torch_only = script.name in getattr(page_config(script.package), "TORCH_ONLY_SECTIONS", ())
-    return [run for run in runs if not (torch_only and openblas_only(run[0]))]
+    """The runs that can change this section (see skip_reason)."""
+    return [run for run in runs if skip_reason(script, run[0]) is None]
 
 
-def page_run_record(script: SectionScript) -> dict | None:
-    """The committed numbers of the page's own run, when current for the inputs."""
+def page_run_record(script: SectionScript, inputs_hash: str | None = None) -> dict | None:
+    """The committed numbers of the page's own run, when current for the
+    inputs (``inputs_hash``: their hash, if the caller has it)."""
     try:
         record = json.loads(script.numbers_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    current = current_hash(script)
+    current = inputs_hash or current_hash(script)
     if (not isinstance(record, dict) or current is None or record.get("inputs_hash") != current
             or record.get("seed_offset") != 0 or record.get("variant") != numeric_env.PINNED
             or record.get("reduced")):
@@ -111,20 +208,21 @@ def cache_path(script: SectionScript, run: tuple[str, int]) -> Path:
     return CACHE_DIR / f"{script.package}.{script.name}-{run[0]}-seed{run[1]}.json"
 
 
-def cached_result(script: SectionScript, run: tuple[str, int]) -> dict | None:
+def cached_result(script: SectionScript, run: tuple[str, int], inputs_hash: str | None = None) -> dict | None:
     """A finished run of these very inputs, if one was kept."""
     try:
         kept = json.loads(cache_path(script, run).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(kept, dict) or kept.get("inputs_hash") is None or kept["inputs_hash"] != current_hash(script):
+    if not isinstance(kept, dict) or kept.get("inputs_hash") is None or kept["inputs_hash"] != (inputs_hash or current_hash(script)):
         return None
     return kept.get("result")
 
 
-def keep_result(script: SectionScript, run: tuple[str, int], result: dict) -> None:
-    """Keep a successful run (a failed one reruns next time); a cache, so a
-    failed write is not an error."""
+def keep_result(script: SectionScript, run: tuple[str, int], result: dict, inputs_hash: str | None = None) -> None:
+    """Keep a successful run (a failed one reruns next time) under the hash
+    of the inputs it ran with (default: now); a cache, so a failed write is
+    not an error."""
     if not result.get("ok"):
         return
     from section_kit import write_json_atomically
@@ -132,7 +230,7 @@ def keep_result(script: SectionScript, run: tuple[str, int], result: dict) -> No
     try:
         CACHE_DIR.mkdir(parents=True, exist_ok=True)
         write_json_atomically(cache_path(script, run), {
-            "inputs_hash": current_hash(script),
+            "inputs_hash": inputs_hash or current_hash(script),
             "result": {k: v for k, v in result.items() if k != "script"}})
     except OSError:
         pass
@@ -143,118 +241,260 @@ def run_label(variant: str, offset: int) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Running.
+# Running: one schedule for every run, longest first, on every core.
+#
+# A variant needs an interpreter of its own (the libraries read the
+# environment when they load), so each variant gets one server process, which
+# imports numpy, matplotlib, torch and the section modules once and then
+# forks one process per run it is sent. This process holds the schedule: the
+# runs of every section, seed and variant in one list, longest first (by the
+# CPU time each took last time), sent to their servers so that as many run
+# at once as there are cores, and the next starts as soon as one ends.
 
 
-def run_pinned(scripts: list[SectionScript], offsets, progress, on_event=lambda: None) -> dict:
-    """{(section name, (variant, offset)): result} for the pinned seeds, in
-    this process; the page's own run comes from its committed numbers when
-    they are current. ``on_event()`` is called as each run starts and ends."""
-    results, jobs, page_runs, kept = {}, [], 0, 0
-    for script in scripts:
-        for off in offsets:
-            run = (numeric_env.PINNED, off)
-            record = page_run_record(script) if off == 0 else None
-            if record is not None:
-                results[(script.name, run)] = {"ok": True, "record": record, "error": None}
-                page_runs += 1
-            elif (result := cached_result(script, run)) is not None:
-                results[(script.name, run)] = result
-                kept += 1
-            else:
-                jobs.append((script, off, False, None, False, None))
-    if page_runs:
-        progress(f"seed offset 0: {page_runs} section(s) use the page's committed run (current for their inputs)")
-    if kept:
-        progress(f"seed offsets {', '.join(map(str, offsets))}: {kept} run(s) kept from an earlier report "
-                 f"(same inputs; {rel_path(CACHE_DIR)})")
-
-    def announce(event, job, result):
-        if event == "end":
-            keep_result(job[0], (numeric_env.PINNED, job[1]), result)
-            progress(f"{job[0].name} at seed offset {job[1]}: "
-                     + ("done" if result["ok"] else "ERROR") + f" ({result['seconds']:.1f} s)")
-        on_event()
-
-    for job, r in zip(jobs, run_many(jobs, announce=announce), strict=True):
-        results[(job[0].name, (numeric_env.PINNED, job[1]))] = r
-    return results
-
-
-def start_variant(variant: str, pages: list[str], scripts: list[SectionScript]):
-    """Start one child process under ``variant`` running ``scripts`` at seed 0."""
-    RUNS_DIR.mkdir(parents=True, exist_ok=True)
-    out = RUNS_DIR / f"{variant}-{'-'.join(pages)}-{os.getpid()}.json"  # concurrent reports stay apart
-    out.unlink(missing_ok=True)
-    command = ([sys.executable, __file__, "--worker", str(out)] + [a for p in pages for a in ("--page", p)]
-               + [a for s in scripts for a in ("--section", s.name)])
-    # The child writes its output to a file, not a pipe: a pipe would need a
-    # thread to drain it, and this process forks the pinned runs meanwhile
-    # (a fork while threads run can deadlock; Python 3.12+ warns).
-    log_path = out.with_suffix(".log")
-    with open(log_path, "w", encoding="utf-8") as log:
-        child = subprocess.Popen(command, env={**os.environ, **QUIET_THREADS, numeric_env.VARIANT_ENV: variant},
-                                 stdout=log, stderr=subprocess.STDOUT)
-    child.log_path, child.lines, child.partial = log_path, [], ""
-    child.log = open(log_path, encoding="utf-8")  # read as the child writes; closed once it exits
-    return child, out
-
-
-def relay_variant(variant: str, child, progress, started: float) -> bool:
-    """Relay the progress lines the child wrote since the last call and keep
-    every line for an error message; True once it has exited and all is read."""
-    if child.log.closed:  # exited and read to the end by an earlier call
-        return True
-    exited = child.poll() is not None  # polled first: its output is then all on disk
-    lines = (child.partial + child.log.read()).split("\n")
-    child.partial = "" if exited else lines.pop()
-    for line in filter(None, lines):
-        child.lines.append(line + "\n")
-        if line.startswith(PROGRESS_MARK):
-            progress(f"{variant}: {line[len(PROGRESS_MARK):].strip()}")
-    if exited and not child.log.closed:
-        child.log.close()
-        child.log_path.unlink(missing_ok=True)
-        if child.returncode == 0:
-            progress(f"variant {variant}: done ({time.perf_counter() - started:.1f} s)")
-    return exited
-
-
-def variant_results(variant: str, child, out: Path) -> dict:
-    if child.returncode != 0 or not out.exists():
-        raise SystemExit(f"error: the run under variant {variant} failed:\n{''.join(child.lines)}")
-    records = json.loads(out.read_text(encoding="utf-8"))
-    out.unlink()
-    return {(name, (variant, 0)): r for name, r in records.items()}
-
-
-PROGRESS_MARK = "progress: "
-# Idle OpenMP threads sleep instead of spinning: with every run started at
-# once, a spinning two-thread variant burnt the cores the others needed
-# (loss_smoothness took 428 s instead of 15). Changes no number.
+# What each run cost last time, in CPU seconds, for the next schedule's order
+# (a cache, not committed; beside make figures' own times, so emptying the
+# run cache keeps it).
+COSTS_FILE = BUILD_DIR / "robustness-costs.json"
+# Where the last report's schedule is kept (each run's start, end and CPU),
+# to see how busy the cores were.
+SCHEDULE_FILE = RUNS_DIR / "last-schedule.json"
+# Idle OpenMP threads sleep instead of spinning: a spinning two-thread
+# variant burnt the cores the other runs needed (loss_smoothness once took
+# 428 s instead of 15). Changes no number.
 QUIET_THREADS = {"OMP_WAIT_POLICY": "PASSIVE", "KMP_BLOCKTIME": "0"}
 
 
-def worker(out: Path, pages: list[str], names: list[str]) -> int:
-    """In the child: run the named sections at seed 0 under this process's variant."""
-    scripts = [s for s in experiment_sections(pages) if s.name in names]
-    # One section at a time: the seed runs and the other variants run beside
-    # this child, and the heavy sections fork pools of their own.
-    workers = 1
+def cost_key(script: SectionScript, variant: str) -> str:
+    return f"{script.package}.{script.name} {variant}"
 
+
+def estimated_cost(script: SectionScript, variant: str, costs: dict, times: dict) -> float:
+    """CPU seconds a run should take: its own last cost, else the section's
+    under the pinned kernels, else make figures' last time for it."""
+    for key in (cost_key(script, variant), cost_key(script, numeric_env.PINNED)):
+        if isinstance(costs.get(key), (int, float)):
+            return float(costs[key])
+    return float(times.get(script.name) or 0.0)
+
+
+def read_json_dict(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_cache_file(path: Path, data) -> None:
+    """A cache or record under build/: a failed write is not an error."""
+    from section_kit import write_json_atomically
+
+    try:
+        write_json_atomically(path, data)
+    except OSError:
+        pass
+
+
+class Server:
+    """The parent's handle on one variant's server process."""
+
+    def __init__(self, variant: str, scripts: list[SectionScript]):
+        RUNS_DIR.mkdir(parents=True, exist_ok=True)
+        self.variant = variant
+        self.log_path = RUNS_DIR / f"server-{variant}-{os.getpid()}.log"  # concurrent reports stay apart
+        command = [sys.executable, __file__, "--serve", "--runs-dir", str(RUNS_DIR)] + [
+            a for s in scripts for a in ("--section", f"{s.package}.{s.name}")]
+        with open(self.log_path, "w", encoding="utf-8") as log:
+            self.process = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                env={**os.environ, **QUIET_THREADS, numeric_env.VARIANT_ENV: variant})
+        self.buffer = b""
+
+    def send(self, number: int, script: SectionScript, offset: int, inputs_hash: str | None) -> None:
+        self.process.stdin.write(f"{number} {script.package} {script.name} {offset} {inputs_hash}\n".encode())
+        self.process.stdin.flush()
+
+    def messages(self) -> list[dict]:
+        """The complete messages it wrote since the last call (call when readable)."""
+        chunk = os.read(self.process.stdout.fileno(), 1 << 16)
+        if not chunk:
+            return [{"event": "exit"}]
+        lines = (self.buffer + chunk).split(b"\n")
+        self.buffer = lines.pop()
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def log_tail(self) -> str:
+        try:
+            return "".join(self.log_path.read_text(encoding="utf-8", errors="replace").splitlines(True)[-40:])
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()  # its runs get SIGTERM with it (they die with their parent)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log_path.unlink(missing_ok=True)
+
+
+def run_all(jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: int | None = None,
+            hashes: dict | None = None) -> dict:
+    """{(section name, run): result} for every job, longest first on
+    ``cores`` cores (default: all), each kept in the cache as it ends under
+    its section's inputs hash (``hashes``: as decided by the caller)."""
+    import selectors
+
+    if not jobs:
+        return {}
+    cores = cores or os.cpu_count() or 1
+    hashes = {s: (hashes or {}).get(s) or current_hash(s) for s in {job[0] for job in jobs}}
+    costs, times = read_json_dict(COSTS_FILE), read_json_dict(FIGURES_TIMES)
+    estimate = {job: estimated_cost(job[0], job[1][0], costs, times) for job in jobs}
+    # Longest first; among runs of unknown cost, the heavier sections first.
+    pending = sorted(jobs, key=lambda job: (-estimate[job], -needs(job[0])))
+    variants_needed = list(dict.fromkeys(run[0] for _, run in pending))
+    servers = {v: Server(v, sorted({s for s, run in jobs if run[0] == v}, key=lambda s: (s.package, s.name)))
+               for v in variants_needed}
+    selector = selectors.DefaultSelector()
+    for server in servers.values():
+        selector.register(server.process.stdout, selectors.EVENT_READ, server)
+    started_at = time.perf_counter()
+    running: dict[int, tuple] = {}
+    results, schedule, numbered = {}, [], {}
+    try:
+        while pending or running:
+            while pending and len(running) < cores:
+                job = pending.pop(0)
+                number = len(numbered)
+                numbered[number] = job
+                servers[job[1][0]].send(number, job[0], job[1][1], hashes[job[0]])
+                running[number] = (job, time.perf_counter())
+            for key, _ in selector.select(timeout=1.0):
+                server = key.data
+                for message in server.messages():
+                    if message["event"] == "exit":
+                        selector.unregister(server.process.stdout)
+                        server.process.wait()
+                        lost = [numbered[n] for n in running if numbered[n][1][0] == server.variant]
+                        if lost or any(job[1][0] == server.variant for job in pending):
+                            raise SystemExit(f"error: the server of variant {server.variant} exited "
+                                             f"(status {server.process.returncode}):\n{server.log_tail()}")
+                        continue
+                    if message["event"] == "ready":
+                        progress(f"{server.variant}: libraries and sections imported "
+                                 f"({message['cpu']:.1f} s CPU)")
+                        schedule.append({"variant": server.variant, "run": "imports", "cpu": message["cpu"]})
+                        continue
+                    job, began = running.pop(message["number"])
+                    result = read_json_dict(Path(message["file"])) or {
+                        "ok": False, "record": None, "seconds": 0.0,
+                        "error": f"the run died before it reported (status {message['status']})"}
+                    Path(message["file"]).unlink(missing_ok=True)
+                    results[(job[0].name, job[1])] = result
+                    cpu = message["cpu"]
+                    if result["ok"]:
+                        costs[cost_key(job[0], job[1][0])] = round(cpu, 2)
+                    schedule.append({"section": f"{job[0].package}.{job[0].name}", "variant": job[1][0],
+                                     "seed_offset": job[1][1], "start": round(began - started_at, 2),
+                                     "end": round(time.perf_counter() - started_at, 2), "cpu": round(cpu, 2),
+                                     "estimate": round(estimate[job], 2)})
+                    progress(f"{job[0].name} under {run_label(*job[1])}: "
+                             + ("done" if result["ok"] else "ERROR")
+                             + f" ({time.perf_counter() - began:.1f} s, {cpu:.1f} s CPU)")
+    finally:  # also on an interrupt or a failed server: stop every server, keep what finished
+        for server in servers.values():
+            server.stop()
+        selector.close()
+        write_cache_file(COSTS_FILE, costs)
+    wall = time.perf_counter() - started_at
+    busy = sum(entry["cpu"] for entry in schedule)
+    write_cache_file(SCHEDULE_FILE, {"cores": cores, "wall": round(wall, 2), "cpu": round(busy, 2),
+                                     "runs": schedule})
+    progress(f"{len(jobs)} run(s) in {wall:.1f} s on {cores} core(s): {busy:.0f} CPU-s of runs and imports, "
+             f"the cores {min(1.0, busy / (wall * cores)):.0%} busy ({rel_path(SCHEDULE_FILE)})")
+    return results
+
+
+def serve(names: list[str]) -> int:
+    """In a server: import the libraries and the sections once, then run
+    each section its parent sends ("<number> <package> <section> <seed
+    offset>" lines on stdin) in a forked process, several at once, and
+    report each as it ends with its CPU time (JSON lines on stdout)."""
+    import selectors
+
+    import section_kit
+
+    die_with_parent()
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")  # the messages; a section's own prints go to the log
+    os.dup2(2, 1)
+    cpu = time.process_time()
+    scripts = [SectionScript(*name.split(".", 1)) for name in names]
+    for script in scripts:
+        try:
+            section_kit.section_module(script.package, script.name)
+        except Exception:  # noqa: BLE001  (its run reports the error)
+            pass
+    prepare(max(needs(s) for s in scripts))
     variant = numeric_env.variant_name()
-
-    def announce(event, job, result):
-        if event == "end":
-            keep_result(job[0], (variant, 0), result)
-            print(f"{PROGRESS_MARK}{job[0].name}: " + ("done" if result["ok"] else "ERROR")
-                  + f" ({result['seconds']:.1f} s)", flush=True)
-
-    results = run_many([(s, 0, False, None, False, None) for s in scripts], workers, announce=announce,
-                       isolate=True)
-    records = {r["script"].name: {k: v for k, v in r.items() if k != "script"} for r in results}
-    out.write_text(json.dumps(records), encoding="utf-8")
+    print(json.dumps({"event": "ready", "cpu": time.process_time() - cpu}), file=out, flush=True)
+    running: dict[int, tuple] = {}
+    buffer, stdin_open = b"", True
+    selector = selectors.DefaultSelector()
+    selector.register(sys.stdin.buffer, selectors.EVENT_READ)
+    while stdin_open or running:
+        if stdin_open and selector.select(timeout=0.1 if running else None):
+            chunk = os.read(sys.stdin.fileno(), 1 << 16)
+            if not chunk:
+                stdin_open = False
+                selector.unregister(sys.stdin.buffer)
+            lines = (buffer + chunk).split(b"\n")
+            buffer = lines.pop()
+            for line in filter(None, lines):
+                number, package, name, offset, inputs_hash = line.decode().split()
+                inputs_hash = None if inputs_hash == "None" else inputs_hash
+                job = (SectionScript(package, name), int(offset), False, None, False, inputs_hash)
+                result_path = RUNS_DIR / f"run-{os.getpid()}-{number}.json"
+                pid = os.fork()
+                if pid == 0:
+                    run_one(job, variant, result_path)  # never returns
+                running[pid] = (int(number), result_path)
+        elif not stdin_open:
+            time.sleep(0.1)
+        while running:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            number, result_path = running.pop(pid)
+            print(json.dumps({"event": "end", "number": number, "file": str(result_path), "status": status,
+                              "cpu": usage.ru_utime + usage.ru_stime}), file=out, flush=True)
     return 0
+
+
+def run_one(job: tuple, variant: str, result_path: Path) -> None:
+    """In a server's forked process: run one section, keep its result in the
+    cache, and leave the result where the parent reads it."""
+    import signal
+
+    from section_kit import terminate_with_parent, write_json_atomically
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the report
+    terminate_with_parent()
+    status = 1
+    try:
+        result = run_section_job(job)
+        result.pop("script", None)
+        keep_result(job[0], (variant, job[1]), result, job[5])
+        write_json_atomically(result_path, result)
+        status = 0
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
 
 
 # ---------------------------------------------------------------------------
@@ -282,10 +522,12 @@ def section_report(script: SectionScript, runs: list[tuple[str, int]], results: 
     lines = [f"## {name}", ""]
     failures: list[str] = []
     applicable = section_runs(script, runs)
-    if len(applicable) < len(runs):
-        skipped = ", ".join(f"`{run[0]}`" for run in runs if run not in applicable)
-        lines += [f"Not rerun under {skipped} ({SKIPPED} below): its numbers come from torch alone, "
-                  "and those variants change only OpenBLAS.", ""]
+    skips = {run: skip_reason(script, run[0]) for run in runs if run not in applicable}
+    for skip in dict.fromkeys(skips.values()):
+        named = [f"`{run[0]}`" for run, s in skips.items() if s == skip]
+        listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+        change = "that variant changes" if len(named) == 1 else "those variants change"
+        lines += [f"Not rerun under {listed} (\"{skip.cell}\" below): {skip.why.format(change=change)}.", ""]
     errors = [(run, results[(name, run)]["error"]) for run in applicable if not results[(name, run)]["record"]]
     if errors:
         for (variant, off), error in errors:
@@ -298,7 +540,8 @@ def section_report(script: SectionScript, runs: list[tuple[str, int]], results: 
     header = " | ".join(run_label(*run) for run in runs)
     lines += ["| claim | must hold | " + header + " |", "|---|---|" + "---|" * len(runs)]
     by_statement = {run: {c["statement"]: c for c in records[run]["claims"]} for run in applicable}
-    mine = {"runs": [run_label(*run) for run in applicable], "claims": [], "quotes": {}}
+    mine = {"runs": [run_label(*run) for run in applicable], "claims": [], "quotes": {},
+            "skipped": {run_label(*run): skip.why.format(change="that variant changes") for run, skip in skips.items()}}
     if data is not None:
         data[name] = mine
     for claim in base["claims"]:
@@ -306,7 +549,7 @@ def section_report(script: SectionScript, runs: list[tuple[str, int]], results: 
         cells = []
         for run in runs:
             if run not in applicable:
-                cells.append(SKIPPED)
+                cells.append(skips[run].cell)
                 continue
             other = by_statement[run].get(claim["statement"])
             must = every_seed or run[1] == 0
@@ -333,7 +576,7 @@ def section_report(script: SectionScript, runs: list[tuple[str, int]], results: 
             "measured": measured,
             "text": {run_label(*run): texts[run] for run in applicable},
             "value": {run_label(*run): (None if values[run] != values[run] else values[run]) for run in applicable}}
-        texts = {run: texts.get(run, SKIPPED) for run in runs}
+        texts = {run: texts[run] if run in applicable else skips[run].cell for run in runs}
         if measured:
             quote_lines.append(f"| {element} | {texts[PAGE_RUN]} | measured | " +
                                " | ".join(texts[run] for run in runs) + " | measured |")
@@ -408,8 +651,10 @@ def page_report(package: str, runs: list, results: dict) -> tuple[str, list[str]
         "every variant\") must hold at seed offset 0 under every variant, and other seeds show "
         "whether it happens to hold there. A quote is *rounding-sensitive* when its printed text "
         "changes under a variant at seed 0. The seed-0 pinned column is the page's own run, taken "
-        "from its committed numbers. Sections whose numbers come from torch alone are not rerun "
-        f"under the OpenBLAS-only variants (`{SKIPPED}`). The same results, machine-readable, are in "
+        "from its committed numbers. A run whose variant cannot change a section is not made: "
+        f"its cells say `{SKIPPED}` with the reason (a section whose numbers come from torch alone "
+        "under the OpenBLAS and numpy variants, one that never loads torch under the torch "
+        "variants), and the section says why. The same results, machine-readable, are in "
         f"`{data_path(config.PAGE).name}` beside this file.", "",
         *summary, "", *body,
         *[HASH_LINE.format(section=s.name, hash=current_hash(s)) for s in scripts],
@@ -418,59 +663,65 @@ def page_report(package: str, runs: list, results: dict) -> tuple[str, list[str]
     return "\n".join(text).rstrip() + "\n", failures, data
 
 
-def build_reports(pages: list[str], progress=print) -> dict[str, tuple[str, list[str], dict]]:
+def build_reports(pages: list[str], progress=print, cores: int | None = None
+                  ) -> dict[str, tuple[str, list[str], dict]]:
     scripts = experiment_sections(pages)
     runs = [(numeric_env.PINNED, off) for off in OFFSETS] + [(v, 0) for v in variants()]
     progress(f"{len(scripts)} section(s) x {len(runs)} runs ({len(OFFSETS)} seeds, {len(variants())} variants)")
-    started = time.perf_counter()
-    children, results = {}, {}
-    for variant in variants():
-        chosen = []
-        for script in scripts:
-            if (variant, 0) not in section_runs(script, runs):
+    results, jobs, page_runs, kept, skipped = {}, [], 0, 0, 0
+    hashes = {script: current_hash(script) for script in scripts}  # once: the runs are decided now
+    for script in scripts:
+        for run in runs:
+            if skip_reason(script, run[0]) is not None:
+                skipped += 1
                 continue
-            if (result := cached_result(script, (variant, 0))) is not None:
-                results[(script.name, (variant, 0))] = result
+            record = page_run_record(script, hashes[script]) if run == PAGE_RUN else None
+            if record is not None:
+                results[(script.name, run)] = {"ok": True, "record": record, "error": None}
+                page_runs += 1
+            elif (result := cached_result(script, run, hashes[script])) is not None:
+                results[(script.name, run)] = result
+                kept += 1
             else:
-                chosen.append(script)
-        kept = sum(1 for s in scripts if (s.name, (variant, 0)) in results)
-        if kept:
-            progress(f"{variant}: {kept} run(s) kept from an earlier report (same inputs)")
-        if chosen:
-            children[variant] = start_variant(variant, pages, chosen)
-    try:
-        def relay_all() -> bool:
-            return all([relay_variant(v, child, progress, started) for v, (child, _) in children.items()])
-
-        results.update(run_pinned(scripts, OFFSETS, progress, on_event=relay_all))
-        while not relay_all():
-            time.sleep(0.5)
-        for variant, (child, out) in children.items():
-            results.update(variant_results(variant, child, out))
-    finally:  # an interrupt or a failed child: stop the others
-        for child, _ in children.values():
-            if child.poll() is None:
-                child.terminate()
-            child.log.close()
-            child.log_path.unlink(missing_ok=True)
+                jobs.append((script, run))
+    if skipped:
+        progress(f"{skipped} run(s) skipped: their variant cannot change the section (the report says why)")
+    if page_runs:
+        progress(f"seed offset 0: {page_runs} section(s) use the page's committed run (current for their inputs)")
+    if kept:
+        progress(f"{kept} run(s) kept from an earlier report (same inputs; {rel_path(CACHE_DIR)})")
+    results.update(run_all(jobs, progress, cores, hashes))
     return {package: page_report(package, runs, results) for package in pages}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("--page", action="append", default=[], help="only this page (repeatable)")
-    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--runs-dir", type=Path, help=argparse.SUPPRESS)  # the server's, its parent's
     parser.add_argument("--section", action="append", default=[], help=argparse.SUPPRESS)
+    parser.add_argument("-j", "--jobs", type=int, default=None, help="runs at once (default: one per core)")
     args = parser.parse_args(argv)
+    if args.serve:
+        global RUNS_DIR, CACHE_DIR
+        RUNS_DIR = args.runs_dir or RUNS_DIR
+        CACHE_DIR = RUNS_DIR / CACHE_DIR.name
+        return serve(args.section)
     try:
         pages = resolve_pages(args.page)
     except PageNameError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    if args.worker:
-        return worker(args.worker, pages, args.section)
     start = time.perf_counter()
-    reports = build_reports(pages, progress=lambda m: print(f"[{time.perf_counter() - start:6.1f} s] {m}", flush=True))
+    if args.jobs is not None and args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    try:
+        reports = build_reports(pages, cores=args.jobs,
+                                progress=lambda m: print(f"[{time.perf_counter() - start:6.1f} s] {m}", flush=True))
+    except KeyboardInterrupt:
+        print(f"interrupted: every finished run is kept ({rel_path(CACHE_DIR)}); the next report reruns only "
+              "the others", file=sys.stderr)
+        return 130
     failures = []
     from section_kit import write_json_atomically, write_text_atomically
 
