@@ -54,6 +54,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import job_slots
 from run_sections import (
     BUILD_DIR, FIGURES_DIR, REPO_ROOT, SectionScript, all_sections, current_hash, die_with_parent, needs, prepare,
     resolve_pages,
@@ -299,7 +300,7 @@ def write_cache_file(path: Path, data) -> None:
 class Server:
     """The parent's handle on one variant's server process."""
 
-    def __init__(self, variant: str, scripts: list[SectionScript]):
+    def __init__(self, variant: str, scripts: list[SectionScript], slots: job_slots.JobSlots):
         RUNS_DIR.mkdir(parents=True, exist_ok=True)
         self.variant = variant
         self.log_path = RUNS_DIR / f"server-{variant}-{os.getpid()}.log"  # concurrent reports stay apart
@@ -307,8 +308,8 @@ class Server:
             a for s in scripts for a in ("--section", f"{s.package}.{s.name}")]
         with open(self.log_path, "w", encoding="utf-8") as log:
             self.process = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                env={**os.environ, **QUIET_THREADS, numeric_env.VARIANT_ENV: variant})
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, pass_fds=slots.fds,
+                env={**os.environ, **QUIET_THREADS, numeric_env.VARIANT_ENV: variant, **slots.environment()})
         self.buffer = b""
 
     def send(self, number: int, script: SectionScript, offset: int, inputs_hash: str | None) -> None:
@@ -357,7 +358,12 @@ def run_all(jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: 
     # Longest first; among runs of unknown cost, the heavier sections first.
     pending = sorted(jobs, key=lambda job: (-estimate[job], -needs(job[0])))
     variants_needed = list(dict.fromkeys(run[0] for _, run in pending))
-    servers = {v: Server(v, sorted({s for s, run in jobs if run[0] == v}, key=lambda s: (s.package, s.name)))
+    # Every run of every server holds one of these while it computes, and a
+    # run's own pool shares them (job_slots.py): no more than ``cores``
+    # processes train at once, however many runs have a pool of their own.
+    slots = job_slots.JobSlots(cores)
+    servers = {v: Server(v, sorted({s for s, run in jobs if run[0] == v}, key=lambda s: (s.package, s.name)),
+                         slots)
                for v in variants_needed}
     selector = selectors.DefaultSelector()
     for server in servers.values():
@@ -367,7 +373,9 @@ def run_all(jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: 
     results, schedule, numbered = {}, [], {}
     try:
         while pending or running:
-            while pending and len(running) < cores:
+            # A run whose pool is down to its last job leaves a slot free: then
+            # one more run may start (the slots still bound what computes).
+            while pending and (len(running) < cores or (len(running) < 2 * cores and slots.free())):
                 job = pending.pop(0)
                 number = len(numbered)
                 numbered[number] = job
@@ -409,6 +417,7 @@ def run_all(jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: 
         for server in servers.values():
             server.stop()
         selector.close()
+        slots.close()
         write_cache_file(COSTS_FILE, costs)
     wall = time.perf_counter() - started_at
     busy = sum(entry["cpu"] for entry in schedule)
@@ -486,7 +495,8 @@ def run_one(job: tuple, variant: str, result_path: Path) -> None:
     terminate_with_parent()
     status = 1
     try:
-        result = run_section_job(job)
+        with job_slots.slot():
+            result = run_section_job(job)
         result.pop("script", None)
         keep_result(job[0], (variant, job[1]), result, job[5])
         write_json_atomically(result_path, result)
