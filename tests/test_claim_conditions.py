@@ -64,7 +64,7 @@ def inline_numbers(node: ast.AST) -> list[str]:
             if isinstance(value, (int, float, complex)) and not isinstance(value, bool) \
                     and value not in ALLOWED_NUMBERS:
                 found.append(repr(value))
-            elif isinstance(value, str) and is_number(value):
+            elif isinstance(value, str) and is_number(value) and number_value(value) not in ALLOWED_NUMBERS:
                 found.append(repr(value))
         for child in ast.iter_child_nodes(n):
             walk(child)
@@ -73,9 +73,13 @@ def inline_numbers(node: ast.AST) -> list[str]:
     return found
 
 
+def number_value(text: str) -> float:
+    return float(text.replace(",", "").rstrip("%").replace("\u2212", "-"))
+
+
 def is_number(text: str) -> bool:
     try:
-        float(text.replace(",", "").rstrip("%").replace("\u2212", "-"))
+        number_value(text)
     except ValueError:
         return False
     return True
