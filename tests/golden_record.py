@@ -73,7 +73,7 @@ def claim_differences(old: list[dict], new: list[dict]) -> list[str]:
     for c in new:
         was = old_by.get(c["statement"])
         if was is None:
-            out.append(f"claim added: {c['statement']!r} (holds {c['holds']}, every seed {c['every_seed']}, "
+            out.append(f"claim now: {c['statement']!r} (holds {c['holds']}, every seed {c['every_seed']}, "
                        f"condition {condition_text(c)})")
             continue
         for key in ("holds", "every_seed"):
@@ -83,7 +83,7 @@ def claim_differences(old: list[dict], new: list[dict]) -> list[str]:
             out.append(f"claim {c['statement']!r}: condition {condition_text(was)} -> {condition_text(c)}")
     for c in old:
         if c["statement"] not in new_by:
-            out.append(f"claim removed: {c['statement']!r} (condition {condition_text(c)})")
+            out.append(f"claim was: {c['statement']!r} (condition {condition_text(c)})")
     if not out and [pinned_claim(c) for c in old] != [pinned_claim(c) for c in new]:
         out.append("claims reordered, or a repeated statement changed")
     return out

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from pathlib import Path
 
 import pytest
 
@@ -44,6 +45,15 @@ def golden_record(script) -> tuple[str, dict]:
     return str(path.relative_to(REPO_ROOT)), json.loads(path.read_text(encoding="utf-8"))
 
 
+def record_mismatches(committed: dict, golden: dict) -> list[str]:
+    """What differs between a committed numbers record and the full-run part
+    of its golden record (golden -> committed), beyond declared tolerances."""
+    changes = differences(golden, pinned_part(committed))
+    if list(committed["figures"]) != list(golden.get("figures", {})):
+        changes.append(f"figures {list(golden.get('figures', {}))} -> {list(committed['figures'])}")
+    return changes
+
+
 @pytest.mark.parametrize("script", SECTIONS, ids=SECTION_IDS)
 def test_committed_numbers_equal_their_golden_record(script):
     """The golden record's full-run part (its top level) is what `make golden`
@@ -51,9 +61,7 @@ def test_committed_numbers_equal_their_golden_record(script):
     tolerances is an edit of one of the two since."""
     numbers_path, committed = committed_numbers(script)
     golden_path, golden = golden_record(script)
-    changes = differences(golden, pinned_part(committed))
-    if list(committed["figures"]) != list(golden.get("figures", {})):
-        changes.append(f"figures {list(golden.get('figures', {}))} -> {list(committed['figures'])}")
+    changes = record_mismatches(committed, golden)
     assert not changes, (f"{numbers_path} differs from {golden_path} (golden -> committed):\n  "
                          + "\n  ".join(changes) + f"\n({ACCEPT})")
 
@@ -72,6 +80,20 @@ def quote_texts(record: dict) -> set[str]:
     return texts
 
 
+def figure_strays(figures_dir: Path, committed: dict) -> list[str]:
+    """Numbers drawn in the committed figures of one numbers record that are
+    no quote of it, each with its file."""
+    texts = quote_texts(committed)
+    strays = []
+    for name in committed["figures"]:
+        svg = figures_dir / name
+        if not svg.exists():
+            strays.append(f"{name}: missing (run `make figures`)")
+            continue
+        strays += [f"{name}: {s}" for s in drawn_numbers_not_quoted(svg, texts)]
+    return strays
+
+
 @pytest.mark.parametrize("script", SECTIONS, ids=SECTION_IDS)
 def test_committed_figures_draw_only_committed_quotes(script):
     """Every number a committed SVG draws (titles, labels, annotations,
@@ -79,14 +101,9 @@ def test_committed_figures_draw_only_committed_quotes(script):
     committed numbers: a figure edited by hand, or drawn from another run
     than the numbers beside it, fails."""
     numbers_path, committed = committed_numbers(script)
-    texts = quote_texts(committed)
-    strays = []
-    for name in committed["figures"]:
-        svg = REPO_ROOT / "figures" / committed["page"] / name
-        assert svg.exists(), f"figures/{committed['page']}/{name} is missing: run `make figures`"
-        strays += [f"figures/{committed['page']}/{name}: {s}" for s in drawn_numbers_not_quoted(svg, texts)]
-    assert not strays, (f"numbers drawn that are no quote of {numbers_path}:\n  " + "\n  ".join(strays)
-                        + f"\n({ACCEPT})")
+    strays = figure_strays(REPO_ROOT / "figures" / committed["page"], committed)
+    assert not strays, (f"numbers drawn in figures/{committed['page']}/ that are no quote of {numbers_path}:\n  "
+                        + "\n  ".join(strays) + f"\n({ACCEPT})")
 
 
 def test_the_drawn_numbers_check_finds_an_edited_number(tmp_path):

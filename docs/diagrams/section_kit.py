@@ -361,6 +361,7 @@ class Claim:
 
 
 CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+PLAIN_ARRAY_SIZE = 64  # a constant array up to this size is recorded element by element
 _CALLS: dict[tuple[str, int, str, int], ast.Call | None] = {}
 
 
@@ -389,14 +390,16 @@ def _calling_expression(frame) -> ast.Call | None:
 
 
 def _plain(value: Any) -> Any:
-    """A constant's value as JSON can hold it (a type name for anything else:
-    never a repr with an address in it)."""
+    """A constant's value as JSON can hold it (a type name for anything else,
+    a large array included: never a repr with an address in it)."""
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, (tuple, list)):
         return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray) and value.size <= PLAIN_ARRAY_SIZE:
+        return _plain(value.tolist())
     return f"<{type(value).__name__}>"
 
 
