@@ -3,10 +3,10 @@
 Per section, tests/golden/<page>/<section>.json holds
 - "quotes": every quote but the measured ones (timings), raw value, text and
   tolerances;
-- "claims": each claim's statement, result and scope, and the form of its
-  condition (its source text and the module constants it reads, with their
-  values: see section_kit.condition_form), so a bound or an operator cannot
-  change while the words stay;
+- "claims": each claim's statement, result, scope and backed phrases, and
+  the form of its condition (its source text and the module constants it
+  reads, with their values: see section_kit.condition_form), so a bound or
+  an operator cannot change while the words stay;
 - "agreement_decades": per closed-form/loop agreement, the decade of its
   largest gap, so a cross-check quietly moved to a coarser dtype is caught;
 - "figures": the sha256 of each committed SVG, so a figure-only change is
@@ -47,7 +47,8 @@ def pinned_claim(claim: dict) -> dict:
     """What the record keeps of one claim (defaults for a record made before
     a key existed, so the difference shows as a change to re-pin)."""
     return {"statement": claim["statement"], "holds": claim["holds"], "every_seed": claim.get("every_seed", True),
-            "condition": claim.get("condition"), "constants": claim.get("constants", {})}
+            "backs": claim.get("backs", []), "condition": claim.get("condition"),
+            "constants": claim.get("constants", {})}
 
 
 def pinned_part(record: dict) -> dict:
@@ -79,6 +80,8 @@ def claim_differences(old: list[dict], new: list[dict]) -> list[str]:
         for key in ("holds", "every_seed"):
             if was.get(key, True) != c[key]:
                 out.append(f"claim {c['statement']!r}: {key} {was.get(key, True)} -> {c[key]}")
+        if was.get("backs", []) != c["backs"]:
+            out.append(f"claim {c['statement']!r}: backed phrases {was.get('backs', [])} -> {c['backs']}")
         if (was.get("condition"), was.get("constants", {})) != (c["condition"], c["constants"]):
             out.append(f"claim {c['statement']!r}: condition {condition_text(was)} -> {condition_text(c)}")
     for c in old:
