@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             reduced[r["script"]] = r["record"]
 
-    changed_total, files = 0, 0
+    changed_total, files, status = 0, 0, 0
     for script in scripts:
         record = records[script]
         golden_path = GOLDEN_DIR / script.page / f"{script.name}.json"
@@ -110,6 +110,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {error}", file=sys.stderr)
             return 2
         path = GOLDEN_DIR / config.PAGE / "page.json"
+        unbound = [e for e in binding["numbers"] if not e["quotes"]]
+        if unbound:  # pinning them would make a stale number look intended
+            print(f"error: {path.relative_to(REPO_ROOT)} not re-pinned: {len(unbound)} prose number(s) of "
+                  f"{config.PAGE_FILE} are no quote (section {unbound[0]['section']}: {unbound[0]['token']!r}, ...); "
+                  f"`make check` names them", file=sys.stderr)
+            status = 1
+            continue
         old = load(path)
         if old != binding:
             changes = binding_differences(old, binding) or ["re-written (same numbers and quotes)"]
@@ -121,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"golden record: {changed_total} change(s) re-pinned in {files} file(s)")
     else:
         print("golden record: nothing changed")
-    return 0
+    return status
 
 
 if __name__ == "__main__":
