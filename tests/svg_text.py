@@ -1,4 +1,5 @@
-"""The text a matplotlib SVG draws, read back from the file: each string's
+"""The text a matplotlib SVG draws, read back from the file: the strings
+(matplotlib writes each as a comment before its glyphs), and each string's
 size in points and its fill colour.
 
 With ``svg.fonttype: path`` matplotlib writes every string as a group of glyph
@@ -9,10 +10,30 @@ scale(s -s)">``, where s is the font size over 100 (the glyphs are drawn at
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 GLYPH_GROUP = re.compile(r'<g (?:style="(?P<style>[^"]*)" )?transform="[^"]*scale\((?P<s>[0-9.]+) -[0-9.]+\)"')
 FILL = re.compile(r"fill:\s*(#[0-9a-fA-F]{6})")
+
+
+def drawn_texts(svg: Path) -> list[str]:
+    """The strings matplotlib recorded as comments, outside tick labels."""
+    parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
+    root = ET.parse(svg, parser).getroot()
+    texts = []
+
+    def walk(element, in_tick: bool):
+        for child in element:
+            if child.tag is ET.Comment:
+                if not in_tick:
+                    texts.append(child.text.strip())
+                continue
+            tick = in_tick or child.get("id", "").startswith(("xtick_", "ytick_"))
+            walk(child, tick)
+
+    walk(root, False)
+    return texts
 
 
 def drawn_text_styles(svg: Path) -> list[tuple[float, str]]:

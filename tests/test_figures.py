@@ -9,7 +9,6 @@ import hashlib
 import subprocess
 import sys
 import tempfile
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import cairosvg
@@ -20,7 +19,7 @@ import preview_figures
 import section_kit
 from conftest import REPO_ROOT, TEST_ARTIFACTS, skip_bit_level
 from golden_record import sha256
-from svg_text import contrast_on_white, drawn_text_styles
+from svg_text import contrast_on_white, drawn_text_styles, drawn_texts
 
 ACCEPT = "if intended, look at it (`make preview`), then `make golden`"
 ARTIFACTS_DIR = TEST_ARTIFACTS  # where a figure mismatch leaves its pictures
@@ -59,25 +58,6 @@ def pinned_version(path: Path, pinned_hash: str) -> Path | None:
 
 def rel(path: Path) -> str:
     return str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else str(path)
-
-
-def drawn_texts(svg: Path) -> list[str]:
-    """The strings matplotlib recorded as comments, outside tick labels."""
-    parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
-    root = ET.parse(svg, parser).getroot()
-    texts = []
-
-    def walk(element, in_tick: bool):
-        for child in element:
-            if child.tag is ET.Comment:
-                if not in_tick:
-                    texts.append(child.text.strip())
-                continue
-            tick = in_tick or child.get("id", "").startswith(("xtick_", "ytick_"))
-            walk(child, tick)
-
-    walk(root, False)
-    return texts
 
 
 def test_figures_match_their_golden_hashes(run):

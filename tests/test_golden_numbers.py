@@ -12,7 +12,7 @@ import math
 
 import numeric_env
 from conftest import rounding_stable, skip_bit_level
-from golden_record import DECADE_SLACK, agreement_decades
+from golden_record import DECADE_SLACK, agreement_decades, claim_differences, pinned_claim
 from run_sections import current_hash
 
 ACCEPT = "if the change is intended, inspect it, then `make golden` pins it"
@@ -65,16 +65,16 @@ def test_tolerances_are_the_scripts_declared_ones(run):
 
 def test_claims_hold_and_equal_golden(run):
     """Claims hold (a failed one fails the run itself, with its values), and
-    their words are the pinned ones: a threshold cannot move while its
-    statement stays, because the words come from the same constant."""
+    are the pinned ones: statement, result, scope and the form of the
+    condition (its source and the constants it reads), so a bound or an
+    operator cannot move while the statement stays."""
     record = run.get()
     assert record["claims"], f"{run.name} declares no claims"
     if not run.reduced:
         assert all(c["holds"] for c in record["claims"])
-    fresh = [(c["statement"], c["holds"], c.get("every_seed", True)) for c in record["claims"]]
-    pinned = [(c["statement"], c["holds"], c["every_seed"]) for c in run.golden["claims"]]
-    assert fresh == pinned, "claims changed:\n" + "\n".join(
-        [f"now:  {c}" for c in fresh if c not in pinned] + [f"was:  {c}" for c in pinned if c not in fresh]) + f"\n({ACCEPT})"
+    fresh = [pinned_claim(c) for c in record["claims"]]
+    changed = claim_differences(run.golden["claims"], fresh)
+    assert not changed, "claims changed:\n" + "\n".join(changed) + f"\n({ACCEPT})"
 
 
 def test_agreements_stay_in_their_decade(run):
@@ -104,6 +104,6 @@ def test_committed_numbers_are_current(run):
         c = committed["quotes"].get(name)
         assert c is not None, f"{path} is stale ({name}): `make figures`"
         assert c["text"] == q["text"] or not rounding_stable(run, name), f"{path} is stale ({name}): `make figures`"
-    assert [(c["statement"], c["holds"]) for c in committed["claims"]] == \
-        [(c["statement"], c["holds"]) for c in fresh["claims"]], f"{path} is stale (claims): `make figures`"
+    assert [pinned_claim(c) for c in committed["claims"]] == [pinned_claim(c) for c in fresh["claims"]], \
+        f"{path} is stale (claims): `make figures`"
     assert committed["figures"] == fresh["figures"], f"{path} is stale (figures): `make figures`"

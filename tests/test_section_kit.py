@@ -119,7 +119,8 @@ def test_page_run_claim_must_hold_at_offset_zero_only(tmp_path):
     shifted = run_section(module, seed_offset=1, out_dir=tmp_path, figures=False, write=False)
     assert not shifted.failed_claims()
     assert shifted.record()["claims"][1] == {
-        "statement": "pre-norm is ahead at lr 0.001", "holds": False, "detail": "", "every_seed": False}
+        "statement": "pre-norm is ahead at lr 0.001", "holds": False, "detail": "", "every_seed": False,
+        "condition": "section.seed_offset == 0", "constants": {}}
     elsewhere = Section(page="normalisation-and-stability", name="demo", seed_offset=1).figure_dir
     assert elsewhere.parts[-4:] == ("build", "runs", "pinned-seed1", "normalisation-and-stability"), \
         "a run at another seed offset never writes into figures/"

@@ -5,9 +5,11 @@ figures/<page>/numbers/<section>.json (the page's own run), the sha256 of its
 committed figures, and, for a heavy section, the same of its reduced
 configuration (rerun here, in parallel; the tests run it). For every page:
 which quote each prose number is, in order (tests/golden/<page>/page.json).
-Run it only after inspecting the new numbers, figures and prose. It reports
-only real changes: a text, a value beyond its tolerance, a claim, a figure,
-the prose binding; last-bit noise from another machine is not a change.
+Run it only after inspecting the new numbers, figures and prose. It shows
+what it re-pins, one line per change with the old and the new (a quote's text
+or value beyond its tolerance, a claim or its condition, a figure, a prose
+number's bound quote), and how many; nothing changed, it says only that.
+Last-bit noise from another machine is not a change.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import check_page  # noqa: E402
 from check_page import GOLDEN_DIR, PageError  # noqa: E402
-from golden_record import differences, pinned_part, sha256  # noqa: E402
+from golden_record import binding_differences, differences, pinned_part, sha256  # noqa: E402
 from page_registry import page_config  # noqa: E402
 from run_sections import all_sections, current_hash, run_many  # noqa: E402
 
@@ -32,6 +34,13 @@ def load(path: Path) -> dict:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
+
+
+def show(path: Path, changes: list[str]) -> None:
+    """One file's re-pinned changes, one per line, old -> new."""
+    print(f"{path.relative_to(REPO_ROOT)}: {len(changes)} change(s)")
+    for change in changes:
+        print(f"  {change}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             reduced[r["script"]] = r["record"]
 
-    changed_total = 0
+    changed_total, files, status = 0, 0, 0
     for script in scripts:
         record = records[script]
         golden_path = GOLDEN_DIR / script.page / f"{script.name}.json"
@@ -81,16 +90,17 @@ def main(argv: list[str] | None = None) -> int:
         if script in reduced:
             new["reduced"] = pinned_part(reduced[script])
         old = load(golden_path)
-        changes = differences(old, new)
-        if old.get("figures") != new["figures"]:
-            changes += [f"figure {n} changed" for n in new["figures"] if old.get("figures", {}).get(n) != new["figures"][n]]
+        changes = differences(old, new) if old else ["new golden record"]
+        changes += [f"figure {n}: sha256 {old.get('figures', {}).get(n, 'none')[:12]} -> {h[:12]}"
+                    for n, h in new["figures"].items() if old and old.get("figures", {}).get(n) != h]
+        changes += [f"figure {n} removed" for n in old.get("figures", {}) if n not in new["figures"]]
         if "reduced" in new:
             changes += [f"reduced: {c}" for c in differences(old.get("reduced", {}), new["reduced"])]
-        if changes or not old:
+        if changes:
             write_json_atomically(golden_path, new)
-        changed_total += len(changes)
-        shown = "; ".join(changes[:6]) + (f"; ... {len(changes) - 6} more" if len(changes) > 6 else "")
-        print(f"{golden_path.relative_to(REPO_ROOT)}: " + (shown if changes else "unchanged"))
+            show(golden_path, changes)
+            changed_total += len(changes)
+            files += 1
 
     for package in packages:
         config = page_config(package)
@@ -100,15 +110,25 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {error}", file=sys.stderr)
             return 2
         path = GOLDEN_DIR / config.PAGE / "page.json"
+        unbound = [e for e in binding["numbers"] if not e["quotes"]]
+        if unbound:  # pinning them would make a stale number look intended
+            print(f"error: {path.relative_to(REPO_ROOT)} not re-pinned: {len(unbound)} prose number(s) of "
+                  f"{config.PAGE_FILE} are no quote (section {unbound[0]['section']}: {unbound[0]['token']!r}, ...); "
+                  f"`make check` names them", file=sys.stderr)
+            status = 1
+            continue
         old = load(path)
         if old != binding:
+            changes = binding_differences(old, binding) or ["re-written (same numbers and quotes)"]
             write_json_atomically(path, binding)
-            print(f"{path.relative_to(REPO_ROOT)}: the page's {len(binding['numbers'])} prose numbers re-pinned")
-            changed_total += 1
-        else:
-            print(f"{path.relative_to(REPO_ROOT)}: unchanged")
-    print(f"golden record: {changed_total} change(s) pinned")
-    return 0
+            show(path, changes)
+            changed_total += len(changes)
+            files += 1
+    if changed_total:
+        print(f"golden record: {changed_total} change(s) re-pinned in {files} file(s)")
+    else:
+        print("golden record: nothing changed")
+    return status
 
 
 if __name__ == "__main__":

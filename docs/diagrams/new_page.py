@@ -85,7 +85,7 @@ def compute(section):
     # The number the prose quotes, registered with the exact text it uses.
     section.quote("odd_sum", total, ",d")
     # The statement the prose relies on, checked against the closed form.
-    section.claim(f"the first {{TERMS}} odd numbers add up to {{TERMS}} squared", total == TERMS ** 2)
+    section.claim(f"the first {{TERMS}} odd numbers add up to {{TERMS}} squared", total == TERMS * TERMS)
     return {{"running": np.cumsum(2 * np.arange(TERMS) + 1)}}
 
 

@@ -18,9 +18,11 @@ atomically; the tests, the seed report and the command line all go through it.
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import importlib
 import json
+import linecache
 import math
 import multiprocessing
 import multiprocessing.pool
@@ -353,6 +355,80 @@ class Claim:
     # Exact phrases of the section's prose this claim backs: the page check
     # fails when one is missing, so a reversed direction word is caught.
     backs: tuple[str, ...] = ()
+    # The form of the test that decided it, read from the calling script's
+    # source (see condition_form): the golden record pins it, so a bound or
+    # an operator cannot change while the statement stays the same.
+    condition: str | None = None
+    constants: dict[str, Any] = field(default_factory=dict)
+
+
+CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+PLAIN_ARRAY_SIZE = 64  # a constant array up to this size is recorded element by element
+_CALLS: dict[tuple[str, int, str, int], ast.Call | None] = {}
+
+
+def _calling_expression(frame) -> ast.Call | None:
+    """The call expression the frame is executing (its current CALL
+    instruction's source span, Python 3.11's co_positions), parsed; None when
+    the source is not on disk (a test's stand-in)."""
+    code = frame.f_code
+    key = (code.co_filename, code.co_firstlineno, code.co_qualname, frame.f_lasti)
+    if key not in _CALLS:
+        _CALLS[key] = None
+        positions = list(code.co_positions())[frame.f_lasti // 2]
+        lines = linecache.getlines(code.co_filename)
+        if None not in positions and lines:
+            first, last, start, end = positions
+            span = [line.encode("utf-8") for line in lines[first - 1:last]]
+            text = (span[0][start:end] if first == last
+                    else b"".join([span[0][start:], *span[1:-1], span[-1][:end]])).decode("utf-8")
+            try:
+                node = ast.parse(text.strip(), mode="eval").body
+            except SyntaxError:
+                node = None
+            if isinstance(node, ast.Call):
+                _CALLS[key] = node
+    return _CALLS[key]
+
+
+def _plain(value: Any) -> Any:
+    """A constant's value as JSON can hold it (a type name for anything else,
+    a large array included: never a repr with an address in it)."""
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray) and value.size <= PLAIN_ARRAY_SIZE:
+        return _plain(value.tolist())
+    return f"<{type(value).__name__}>"
+
+
+def condition_form(frame, arguments: Callable[[ast.Call], str | None]) -> tuple[str | None, dict[str, Any]]:
+    """(source text of a claim's condition, the module constants it reads
+    and their values) for the claim call the script's ``frame`` is making.
+    ``arguments`` turns the parsed call into the condition's text (which
+    arguments make the test: see claim, claim_bound, agree); ast.unparse
+    normalises it, so re-wrapping a line changes nothing."""
+    call = _calling_expression(frame)
+    text = None if call is None else arguments(call)
+    if text is None:
+        return None, {}
+    read = [n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)]
+    constants = {name: _plain(frame.f_globals[name]) for name in dict.fromkeys(read)
+                 if CONSTANT_NAME.match(name) and name in frame.f_globals and name not in frame.f_locals}
+    return text, constants
+
+
+def _argument(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
+    if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+        return call.args[index]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
+def _source(node: ast.expr | None) -> str | None:
+    return None if node is None else ast.unparse(node)
 
 
 MINUS, TIMES = "\u2212", "\u00d7"
@@ -583,11 +659,18 @@ class Section:
         ``every_seed=False`` marks a statement about the page's own run (seed
         offset 0, every numeric variant) that other seeds need not repeat;
         the prose must say so. ``backs`` lists exact phrases of the section's
-        prose that rest on this claim (see Claim).
+        prose that rest on this claim (see Claim). The source text of the
+        ``holds`` expression and the module constants it reads are recorded
+        with it (condition_form).
         """
+        form = condition_form(sys._getframe(1), lambda call: _source(_argument(call, 1, "holds")))
+        return self._add_claim(statement, holds, detail, every_seed, backs, form)
+
+    def _add_claim(self, statement: str, holds: bool, detail: str, every_seed: bool,
+                   backs: Sequence[str], form: tuple[str | None, dict[str, Any]]) -> bool:
         if isinstance(backs, str):
             backs = (backs,)
-        self.claims.append(Claim(statement, bool(holds), detail, every_seed, tuple(backs)))
+        self.claims.append(Claim(statement, bool(holds), detail, every_seed, tuple(backs), *form))
         return bool(holds)
 
     RELATIONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -596,16 +679,24 @@ class Section:
                     fmt: str = "g", every_seed: bool = True, backs: Sequence[str] = ()) -> bool:
         """Claim ``subject relation bound`` with the words made from the same
         constant as the test, so a threshold cannot change while its
-        statement stays the same; the detail records the measured value."""
+        statement stays the same; the detail records the measured value, the
+        condition "<measured's source> <relation> <bound's source>"."""
         if relation not in self.RELATIONS:
             raise ValueError(f"claim_bound: relation must be one of {', '.join(self.RELATIONS)}")
         holds = bool(self.RELATIONS[relation](measured, bound))
-        return self.claim(f"{subject} {relation} {format(bound, fmt)}", holds,
-                          f"measured {measured:.6g}", every_seed=every_seed, backs=backs)
+
+        def form(call: ast.Call) -> str | None:
+            parts = [_source(_argument(call, i, k)) for i, k in ((1, "measured"), (3, "bound"))]
+            return None if None in parts else f"{parts[0]} {relation} {parts[1]}"
+
+        return self._add_claim(f"{subject} {relation} {format(bound, fmt)}", holds, f"measured {measured:.6g}",
+                               every_seed, backs, condition_form(sys._getframe(1), form))
 
     def agree(self, what: str, a: Any, b: Any, *, rtol: float = 0.0, atol: float = 0.0) -> bool:
         """Claim that two computations of one quantity agree, e.g. a closed
-        form and a loop; the statement records the largest difference seen."""
+        form and a loop; the statement records the largest difference seen
+        and the tolerances (so they cannot change while it stays), the
+        condition the two computations' source."""
         a_arr = np.asarray(a, dtype=float)
         b_arr = np.asarray(b, dtype=float)
         gap = float(np.max(np.abs(a_arr - b_arr))) if a_arr.size else 0.0
@@ -613,7 +704,13 @@ class Section:
         bound = " and ".join(
             part for part in (f"rtol {rtol:g}" if rtol else "", f"atol {atol:g}" if atol else "") if part
         )
-        return self.claim(f"{what} agree within {bound or 'exactly'}", holds, f"largest gap {gap:.3g}")
+
+        def form(call: ast.Call) -> str | None:
+            parts = [_source(_argument(call, i, k)) for i, k in ((1, "a"), (2, "b"))]
+            return None if None in parts else f"allclose({parts[0]}, {parts[1]}, rtol={rtol!r}, atol={atol!r})"
+
+        return self._add_claim(f"{what} agree within {bound or 'exactly'}", holds, f"largest gap {gap:.3g}",
+                               True, (), condition_form(sys._getframe(1), form))
 
     # -- figures -------------------------------------------------------------
     @property
@@ -668,7 +765,8 @@ class Section:
             "quotes": quotes,
             "claims": [
                 {"statement": c.statement, "holds": c.holds, "detail": c.detail, "every_seed": c.every_seed,
-                 **({"backs": list(c.backs)} if c.backs else {})}
+                 **({"backs": list(c.backs)} if c.backs else {}),
+                 "condition": c.condition, "constants": c.constants}
                 for c in self.claims
             ],
             "figures": list(self.figures),

@@ -51,6 +51,12 @@ RUN_SEED, RUN_BATCHES, RUN_BATCH_SIZE = 1313, 400, 32
 MOMENTUM, RUN_START_MEAN, RUN_START_VARIANCE = 0.9, 0.0, 1.0
 BRIGHT_SHIFT = 1.4
 ROUTE_GAP_THRESHOLD = 0.5
+# The other bounds the claims test, each formatted into its claim's words.
+QUAD_RATIO_LOW, QUAD_RATIO_HIGH = 1.6, 2.4  # "roughly halves": spread(m) / spread(4m) between these
+QUAD_FROM = 16  # the batch size from which quadrupling roughly halves the spread
+POPULATION_TOL = 0.05  # the mean output at the largest batch size against the population value
+STORED_MEAN_TOL, STORED_SPREAD_TOL = 0.15, 0.1  # the stored statistics against the drawing ones
+SHIFT_SHARE_FLOOR = 0.5  # "mostly": the shift's share of the route gap, above
 
 BATCH_A_LABELS = ("example A", "example B", "example C", "example D")
 BATCH_B_LABELS = ("example A", "example E", "example F", "example G")
@@ -161,17 +167,19 @@ def compute(section):
     q("batch_sizes", SIZES, "d")
     # 600 trials fix each spread to about 3%: two significant figures.
     q("size_spreads", spreads, two_significant)
-    q("population_output", (value - GRID_MEAN) / GRID_SPREAD, ".2f")
+    population_output = (value - GRID_MEAN) / GRID_SPREAD
+    q("population_output", population_output, ".2f")
     section.claim("the spread of the output falls monotonically with batch size",
                   bool(np.all(np.diff(spreads) < 0)))
     # "Quadrupling the batch roughly halves the spread" over the larger sizes:
     # each ratio spread(m) / spread(4m) between 1.6 and 2.4 from m = 16 on.
-    quads = spreads[SIZES.index(16):-2] / spreads[SIZES.index(16) + 2:]
-    section.claim("from 16 up, quadrupling the batch roughly halves the spread (ratio 1.6 to 2.4)",
-                  bool(np.all((quads > 1.6) & (quads < 2.4))))
+    quads = spreads[SIZES.index(QUAD_FROM):-2] / spreads[SIZES.index(QUAD_FROM) + 2:]
+    section.claim(f"from {QUAD_FROM} up, quadrupling the batch roughly halves the spread "
+                  f"(ratio {QUAD_RATIO_LOW:g} to {QUAD_RATIO_HIGH:g})",
+                  bool(np.all((quads > QUAD_RATIO_LOW) & (quads < QUAD_RATIO_HIGH))))
     q("size_spread_ratio", spreads[0] / spreads[-1], ".0f")
-    section.claim("at the largest batch size the mean output is within 0.05 of the population value",
-                  abs(means[-1] - (value - GRID_MEAN) / GRID_SPREAD) < 0.05)
+    section.claim(f"at the largest batch size the mean output is within {POPULATION_TOL:g} of the population value",
+                  abs(means[-1] - population_output) < POPULATION_TOL)
 
     # -- Padding -------------------------------------------------------------
     padded = np.concatenate([PAD_REAL, np.zeros(PAD_FILLER)])
@@ -229,9 +237,9 @@ def compute(section):
     q("route_gap", route_gap, ".2f")
     section.claim(f"the two prediction-time routes disagree by more than {ROUTE_GAP_THRESHOLD:g}",
                   route_gap > ROUTE_GAP_THRESHOLD)
-    section.claim("the stored statistics end close to the drawing ones (mean within 0.15, "
-                  "spread within 0.1)",
-                  abs(run_mean - GRID_MEAN) < 0.15 and abs(np.sqrt(run_var) - GRID_SPREAD) < 0.1)
+    section.claim(f"the stored statistics end close to the drawing ones (mean within {STORED_MEAN_TOL:g} of "
+                  f"{GRID_MEAN:g}, spread within {STORED_SPREAD_TOL:g} of {GRID_SPREAD:g})",
+                  abs(run_mean - GRID_MEAN) < STORED_MEAN_TOL and abs(np.sqrt(run_var) - GRID_SPREAD) < STORED_SPREAD_TOL)
     section.claim("against the stored (dimmer) statistics the value comes out higher than "
                   "against its own batch's", out_predict > out_train)
 
@@ -254,7 +262,7 @@ def compute(section):
     q("gap_unshifted", abs(gap_unshifted), ".2f")
     q("gap_shift_part", shift_part, ".2f")
     section.claim_bound("share of the route gap that the shift explains (shift part / gap)",
-                        shift_part / (out_predict - out_train), ">", 0.5, fmt="g",
+                        shift_part / (out_predict - out_train), ">", SHIFT_SHARE_FLOOR, fmt="g",
                         backs=("comes mostly from the shift",))
     # PyTorch's BatchNorm stores the unbiased variance (n / (n - 1) times the
     # batch variance) in running_var while normalising each training batch by

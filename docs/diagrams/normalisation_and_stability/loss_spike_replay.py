@@ -48,6 +48,17 @@ USUAL_FIRST, USUAL_LAST = 1101, 1399  # "usual": medians over these steps (1-bas
 LATER_GAP = 500  # the divisor is read again this many steps after the bad step
 DIVISOR_CLAIM_FACTOR = 10
 FINAL_TOLERANCE = 0.001
+# The other bounds the claims test, each formatted into its claim's words.
+BAD_STEP_SHARE_CEILING = 0.1  # the bad step's own share of the rise to the peak, below
+MOVED_FACTOR = 3  # "several times": how far the weights have moved by the peak, over the bad step's move
+EARLY_STEPS = 50  # the steps at the start whose gradient norms the spike comparison leaves out
+BAD_NORM_SHARE = 0.01  # every later gradient norm stays below this share of the bad step's
+LAST_STEPS = 100  # the gradient norm at the end: a median over this many steps
+DIVISOR_JUMP_FACTOR = 10  # the divisor on the bad step over the step before, above
+UPDATE_RATIO_DIVISOR = 100  # the update ratio stays below the gradient ratio over this
+CLIPPED_BUMP_SHARE = 0.1  # clipping's bump over the do-nothing rise, below
+SKIPPED_RISE_SHARE = 0.01  # the skipped run's largest rise over the do-nothing rise, below
+CLIPPED_DIVISOR_RISE = 0.1  # the clipped run's relative divisor rise on the bad step, below
 # PaLM's rewind-and-skip (Chowdhery and colleagues, 2022, section 5.1): numbers
 # from the cited paper, not computed here; printed so the page check matches them.
 PALM_SPIKES = 20  # the largest model's loss spiked about this many times, clipping on
@@ -239,8 +250,9 @@ def compute(section):
                   run["w"], hand["w"], rtol=1e-9, atol=1e-12)
     section.agree("torch and hand-written Adam (second moments)",
                   run["exp_avg_sq"], hand["exp_avg_sq"], rtol=1e-9, atol=1e-15)
-    section.claim(f"the optimiser's step count is the step number on every one of the {STEPS:,} steps",
-                  np.array_equal(run["step"], np.tile(np.arange(1.0, STEPS + 1)[:, None], (1, 3))))
+    section.claim(f"the optimiser's step count is the step number on every one of the {STEPS:,} steps "
+                  f"of the {len(VARIANTS)} runs",
+                  np.array_equal(run["step"], np.tile(np.arange(1.0, STEPS + 1)[:, None], (1, len(VARIANTS)))))
 
     w = run["w"]
     losses = loss_of(w[1:], lam)  # (steps, 3): the loss recorded after each update
@@ -285,16 +297,16 @@ def compute(section):
     own_rise = loss0[bad_row] - loss0[bad_row - 1]
     total_rise = peak_loss - loss0[bad_row - 1]
     q("bad_step_share_of_rise", own_rise / total_rise, ".1%")
-    section.claim("the bad step itself makes under a tenth of the rise to the peak",
-                  0 < own_rise < 0.1 * total_rise)
+    section.claim(f"the bad step itself makes under {BAD_STEP_SHARE_CEILING:.0%} of the rise to the peak",
+                  0 < own_rise < BAD_STEP_SHARE_CEILING * total_rise)
     section.claim("the loss rises on every step from the bad step to the peak",
                   bool(np.all(np.diff(loss0[bad_row - 1:peak_row + 1]) > 0)))
     # Momentum carries the bad gradient on: weights keep moving the same way.
     moved_on_bad = np.linalg.norm(w[bad_row + 1, PLAIN] - w[bad_row, PLAIN])
     moved_to_peak = np.linalg.norm(w[peak_row + 1, PLAIN] - w[bad_row, PLAIN])
     q("moved_by_peak_ratio", moved_to_peak / moved_on_bad, ".1f")
-    section.claim("by the peak the weights have moved several times as far as on the bad step",
-                  moved_to_peak > 3 * moved_on_bad)
+    section.claim(f"by the peak the weights have moved several times (over {MOVED_FACTOR}) as far as on the bad step",
+                  moved_to_peak > MOVED_FACTOR * moved_on_bad)
 
     # Gradient norm.
     q("usual_first", USUAL_FIRST, ",d")
@@ -306,11 +318,11 @@ def compute(section):
     q("grad_norm_ratio", grad_ratio, ",.0f")
     section.claim("the gradient norm on the bad step is the largest of the run",
                   int(np.argmax(gn0)) == bad_row)
-    section.claim("no step after the first fifty has a gradient norm within a hundredth of the "
-                  "bad step's", bool(np.all(np.delete(gn0, bad_row)[50:] < 0.01 * gn0[bad_row])))
+    section.claim(f"no step after the first {EARLY_STEPS} has a gradient norm within {BAD_NORM_SHARE:.0%} of the "
+                  "bad step's", bool(np.all(np.delete(gn0, bad_row)[EARLY_STEPS:] < BAD_NORM_SHARE * gn0[bad_row])))
 
     section.claim("after the spike the gradient norm stays above its usual level to the end "
-                  "(median of the last 100 steps)", float(np.median(gn0[-100:])) > gn_usual)
+                  f"(median of the last {LAST_STEPS} steps)", float(np.median(gn0[-LAST_STEPS:])) > gn_usual)
 
     # Adam's divisor.
     div_usual = float(np.median(div0[usual]))
@@ -326,10 +338,11 @@ def compute(section):
     q("divisor_end_ratio", div0[-1] / div_usual, ",.0f")
     section.claim(f"the divisor {LATER_GAP} steps after the bad step is still over "
                   f"{DIVISOR_CLAIM_FACTOR}x its usual value", later_ratio > DIVISOR_CLAIM_FACTOR)
-    section.claim("the divisor jumps on the bad step itself (over 10x the step before)",
-                  div0[bad_row] > 10 * div0[bad_row - 1])
-    section.claim("the divisor only falls after the bad step, never back to its usual value",
-                  bool(np.all(np.diff(div0[bad_row:]) < 0)) and div0[-1] > 10 * div_usual)
+    section.claim(f"the divisor jumps on the bad step itself (over {DIVISOR_JUMP_FACTOR}x the step before)",
+                  div0[bad_row] > DIVISOR_JUMP_FACTOR * div0[bad_row - 1])
+    section.claim(f"the divisor only falls after the bad step, never back to its usual value "
+                  f"(over {DIVISOR_CLAIM_FACTOR}x it at the end)",
+                  bool(np.all(np.diff(div0[bad_row:]) < 0)) and div0[-1] > DIVISOR_CLAIM_FACTOR * div_usual)
 
     # The update (weight change) on the bad step.
     upd_usual = float(np.median(upd0[usual]))
@@ -337,8 +350,8 @@ def compute(section):
     q("update_bad", upd0[bad_row], ".3f")
     update_ratio = upd0[bad_row] / upd_usual
     q("update_ratio", update_ratio, ".0f")
-    section.claim("the update ratio is far below the gradient ratio (under a hundredth of it)",
-                  update_ratio < grad_ratio / 100)
+    section.claim(f"the update ratio is far below the gradient ratio (under 1/{UPDATE_RATIO_DIVISOR} of it)",
+                  update_ratio < grad_ratio / UPDATE_RATIO_DIVISOR)
 
     # The three variants.
     final = losses[-1]
@@ -354,12 +367,12 @@ def compute(section):
     clipped_peak_row = bad_row + int(np.argmax(losses[bad_row:, CLIPPED]))
     clipped_peak = float(losses[clipped_peak_row, CLIPPED])
     q("clipped_peak_loss", clipped_peak, ".4f")
-    section.claim("clipping leaves a bump under a tenth of the do-nothing rise",
-                  clipped_peak - losses[bad_row - 1, CLIPPED] < 0.1 * total_rise)
+    section.claim(f"clipping leaves a bump under {CLIPPED_BUMP_SHARE:.0%} of the do-nothing rise",
+                  clipped_peak - losses[bad_row - 1, CLIPPED] < CLIPPED_BUMP_SHARE * total_rise)
     skipped_rise = float(np.max(losses[bad_row:, SKIPPED])) - losses[bad_row - 1, SKIPPED]
     section.claim("the skipped run has no spike: its loss from the bad step on never rises "
-                  "above its step-1,399 value by 1% of the do-nothing rise",
-                  skipped_rise < 0.01 * total_rise)
+                  f"above its step-{BAD_STEP - 1:,} value by {SKIPPED_RISE_SHARE:.0%} of the do-nothing rise",
+                  skipped_rise < SKIPPED_RISE_SHARE * total_rise)
 
     # The clip threshold against the log of gradient norms.
     q("clip_multiple", CLIP_NORM / gn_usual, ".1f")
@@ -374,13 +387,13 @@ def compute(section):
     early_steps = np.nonzero(early)[0] + 1
     q("clip_last_early_step", int(early_steps[-1]) if early_steps.size else 0, ",d")
     section.claim("apart from the bad step, clipping acts only before the usual window "
-                  "(never from step 1,101 on)",
+                  f"(never from step {USUAL_FIRST:,} on)",
                   bool(clip_active[bad_row]) and not clip_active[at(USUAL_FIRST):bad_row].any()
                   and not clip_active[bad_row + 1:].any())
     clipped_jump = divisor[bad_row, CLIPPED] / divisor[bad_row - 1, CLIPPED]
     q("clipped_divisor_rise", clipped_jump - 1, ".1%")
-    section.claim("with clipping the divisor rises by under a tenth on the bad step",
-                  clipped_jump - 1 < 0.1)
+    section.claim(f"with clipping the divisor rises by under {CLIPPED_DIVISOR_RISE:.0%} on the bad step",
+                  clipped_jump - 1 < CLIPPED_DIVISOR_RISE)
     section.claim(f"the clipped run is within {FINAL_TOLERANCE:g} of the do-nothing run just before the bad step",
                   abs(losses[bad_row - 1, CLIPPED] - losses[bad_row - 1, PLAIN]) < FINAL_TOLERANCE)
 

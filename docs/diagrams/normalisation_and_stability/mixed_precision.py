@@ -59,6 +59,32 @@ ACT_ROWS, ACT_COLS, MB = 2048, 4096, 2**20
 MOMENT_BETAS, MOMENT_START, MOMENT_TARGET, MOMENT_STEPS = (0.9, 0.999), 1.0, 0.5, 1_000
 COUNT_TO = 300  # a running count in bfloat16, to show why big sums stay in float32
 
+# The bounds the claims test, each formatted into its claim's words.
+HALF_BYTES = 2  # bytes of a 16-bit format
+BF16_MAX_TOLERANCE = 0.01  # bfloat16's largest value against float32's, relative
+EPS_RATIO = 8  # float16's step above 1 against bfloat16's
+F16_MAX_BELOW = 1e5  # a value between float16's largest and bfloat16's
+SUBNORMAL_GAP = 1e20  # float16's smallest subnormal over bfloat16's
+MOMENT_AGREEMENT = 5e-4  # float32's second moment against the exact average (3 decimals)
+MOVED_SHARE = 0.9  # of the way to its target the bfloat16 first moment gets past
+SHORT_OF_TARGET = 0.005  # by which the bfloat16 first moment stops short
+F32_MASTER_END_TEXT = "0.9600"  # the float32 master copy's end, at 4 decimals
+ROUND_TO_NEAREST = 0.5  # a stored value moves to its neighbour only past this share of the gap
+F16_NORMAL_ERROR = 2.0**-11  # float16's largest relative rounding error on normal values
+MOST = 0.5  # "most": more than this share
+SUBNORMAL_ERROR_CUT = 10  # the scale's cut of the subnormals' median relative error, at least
+F16_UNDERFLOW_LOW, F16_UNDERFLOW_HIGH = 0.10, 0.30  # float16 underflow without the scale, between
+SCALED_UNDERFLOW_CEILING = 1e-4  # underflow after the scale, below
+LOSS_SCALE_POWER = 10  # LOSS_SCALE is 2 to this power
+GRAD_SPAN_FLOOR = 1e6  # largest over smallest gradient, above
+BF16_HEADROOM = 1e20  # smallest gradient over bfloat16's smallest normal, above
+OVERFLOW_MARGIN = 100  # the largest scaled gradient stays below float16's largest over this
+F16_FIRST_OVERFLOW = 1e5  # the first value of OVERFLOW_LIST that float16 cannot hold
+BF16_HALF_STEP = 2.0**-8  # bfloat16's largest relative rounding error
+ADAM_BYTES_PER_WEIGHT = 16  # all-float32 and mixed precision, with Adam
+ACT_SHRINK = 2  # float32's activation memory over bfloat16's
+SCALER_BACKOFF, SCALER_GROWTH = 0.5, 2.0  # GradScaler's factors on overflow and to grow
+
 
 # ---------------------------------------------------------------------------
 # Number forms a format spec cannot express.
@@ -180,7 +206,8 @@ def format_facts(section, torch) -> dict[str, dict]:
 
     q("f32_total_bits", facts["f32"]["bytes"] * 8, "d")
     q("half_total_bits", facts["bf16"]["bytes"] * 8, "d")
-    section.claim("both 16-bit formats have 16 bits", facts["bf16"]["bytes"] == facts["f16"]["bytes"] == 2)
+    section.claim(f"both 16-bit formats have 16 bits ({HALF_BYTES} bytes)",
+                  facts["bf16"]["bytes"] == facts["f16"]["bytes"] == HALF_BYTES)
     max_forms = {"f32": ".3e", "bf16": ".2e", "f16": ",d"}
     subnormal_forms = {"f32": ".0e", "bf16": ".0e", "f16": ".0e"}
     eps_forms = {"f32": ".2e", "bf16": ".7f", "f16": ".10f"}
@@ -200,15 +227,15 @@ def format_facts(section, torch) -> dict[str, dict]:
     f32, f16 = facts["f32"], facts["f16"]
     section.claim("bfloat16 has float32's exponent bits and fewer mantissa bits than float16",
                   bf["exponent"] == f32["exponent"] and bf["mantissa"] < f16["mantissa"])
-    section.quote("bf16_max_tolerance", 0.01, ".0%")
-    section.claim("bfloat16's largest value is within 1% of float32's",
-                  abs(bf["max"] / f32["max"] - 1) < 0.01)
-    section.claim("float16's step above 1 is eight times finer than bfloat16's",
-                  bf["eps"] / f16["eps"] == 8)
-    section.claim("float16's largest value is far below bfloat16's (less than 1e5)",
-                  f16["max"] < 1e5 < bf["max"])
-    section.claim("float16's smallest subnormal is far above bfloat16's",
-                  f16["subnormal"] > 1e20 * bf["subnormal"])
+    section.quote("bf16_max_tolerance", BF16_MAX_TOLERANCE, ".0%")
+    section.claim(f"bfloat16's largest value is within {BF16_MAX_TOLERANCE:.0%} of float32's",
+                  abs(bf["max"] / f32["max"] - 1) < BF16_MAX_TOLERANCE)
+    section.claim(f"float16's step above 1 is {EPS_RATIO} times finer than bfloat16's",
+                  bf["eps"] / f16["eps"] == EPS_RATIO)
+    section.claim(f"float16's largest value is far below bfloat16's (less than {F16_MAX_BELOW:,.0f}, "
+                  "which bfloat16 exceeds)", f16["max"] < F16_MAX_BELOW < bf["max"])
+    section.claim(f"float16's smallest subnormal is far above bfloat16's (over {SUBNORMAL_GAP:.0e} times)",
+                  f16["subnormal"] > SUBNORMAL_GAP * bf["subnormal"])
     return facts
 
 
@@ -227,11 +254,12 @@ def adam_moments(section, torch) -> None:
     # bfloat16's relative half step: between 2^-9 (just above a power of
     # two) and 2^-8 (just below one).
     eps = float(torch.finfo(torch.bfloat16).eps)
-    q("bf16_relative_half_step", [eps / 4, eps / 2], ".2%")
+    half_steps = [eps / 4, eps / 2]
+    q("bf16_relative_half_step", half_steps, ".2%")
     q("moment_start", MOMENT_START, "g")
     q("moment_target", MOMENT_TARGET, "g")
     q("moment_steps", MOMENT_STEPS, ",d")
-    ends = {}
+    ends, exact_ends = {}, {}
     for key, beta in (("m", MOMENT_BETAS[0]), ("v", MOMENT_BETAS[1])):
         b = torch.tensor(beta, dtype=torch.float32)
         new = torch.tensor((1 - beta) * MOMENT_TARGET, dtype=torch.float32)
@@ -241,25 +269,27 @@ def adam_moments(section, torch) -> None:
                 value = (b * value.float() + new).to(storage)
             ends[key, fmt] = float(value)
         exact = MOMENT_TARGET + (MOMENT_START - MOMENT_TARGET) * beta**MOMENT_STEPS
+        exact_ends[key] = exact
         q(f"{key}_exact_end", exact, ".3f")
         q(f"{key}_bf16_end", ends[key, "bf16"], ".3f" if ends[key, "bf16"] != MOMENT_START else "g")
         q(f"{key}_f32_end", ends[key, "f32"], ".3f")
-    section.claim("in bfloat16 the second moment (beta2 0.999) never moves from 1",
+    section.claim(f"in bfloat16 the second moment (beta2 {MOMENT_BETAS[1]:g}) never moves from {MOMENT_START:g}",
                   ends["v", "bf16"] == MOMENT_START, f"ends at {ends['v', 'bf16']}",
                   backs=("stays at exactly",))
-    section.claim("in float32 the second moment follows the exact average to 3 decimals",
-                  abs(ends["v", "f32"] - (MOMENT_TARGET + (MOMENT_START - MOMENT_TARGET)
-                                          * MOMENT_BETAS[1] ** MOMENT_STEPS)) < 5e-4)
-    section.claim("in bfloat16 the first moment (beta1 0.9) moves over 90% of the way to its target "
-                  "but stops short of it by more than 0.005",
-                  0.005 < ends["m", "bf16"] - MOMENT_TARGET < 0.1 * (MOMENT_START - MOMENT_TARGET),
+    section.claim(f"in float32 the second moment follows the exact average to 3 decimals "
+                  f"(within {MOMENT_AGREEMENT:g})", abs(ends["v", "f32"] - exact_ends["v"]) < MOMENT_AGREEMENT)
+    section.claim(f"in bfloat16 the first moment (beta1 {MOMENT_BETAS[0]:g}) moves over {MOVED_SHARE:.0%} of the way "
+                  f"from {MOMENT_START:g} to its target {MOMENT_TARGET:g} but stops short of it by more than "
+                  f"{SHORT_OF_TARGET:g}",
+                  SHORT_OF_TARGET < ends["m", "bf16"] - MOMENT_TARGET
+                  < (1 - MOVED_SHARE) * (MOMENT_START - MOMENT_TARGET),
                   f"ends at {ends['m', 'bf16']}", backs=("it stops short",))
     # The largest fall one step can make is (1 − beta2)·v (a squared gradient
     # of zero): 0.1% of v, under bfloat16's smallest relative half step 2⁻⁹,
     # so rounding to nearest puts v back. Checked on every positive normal
     # bfloat16 value, not only on 1.
-    section.claim("one step of the second moment falls by at most less than bfloat16's smallest "
-                  "relative half step", 1 - MOMENT_BETAS[1] < eps / 4)
+    section.claim(f"one step of the second moment (beta2 {MOMENT_BETAS[1]:g}) falls by at most less than "
+                  "bfloat16's smallest relative half step", 1 - MOMENT_BETAS[1] < half_steps[0])
     patterns = torch.arange(0x0080, 0x7F80, dtype=torch.int32).to(torch.int16)  # positive normals
     every_v = patterns.view(torch.bfloat16)
     fallen = (torch.tensor(MOMENT_BETAS[1], dtype=torch.float32) * every_v.float()).to(torch.bfloat16)
@@ -342,10 +372,10 @@ def master_copy(section, torch) -> dict:
     q("bf16_master_end", paths["bf16"][-1], "g")
     section.claim("the bfloat16 copy stays exactly 1 after every step",
                   bool(np.all(paths["bf16"] == 1.0)))
-    section.claim("the float32 copy ends at 0.9600 (4 decimals)",
-                  f"{paths['f32'][-1]:.4f}" == "0.9600")
-    section.claim("the step is smaller than half the bfloat16 gap below 1",
-                  abs(MASTER_STEP) < (1.0 - below) / 2)
+    section.claim(f"the float32 copy ends at {F32_MASTER_END_TEXT} (4 decimals)",
+                  f"{paths['f32'][-1]:.4f}" == F32_MASTER_END_TEXT)
+    section.claim(f"the step ({MASTER_STEP:g}) is smaller than {ROUND_TO_NEAREST:g} of the bfloat16 gap below 1",
+                  abs(MASTER_STEP) < ROUND_TO_NEAREST * (1.0 - below))
     return {**paths, "below": below}
 
 
@@ -422,39 +452,43 @@ def underflow(section, torch) -> dict:
         normal = held != 0
         normal &= ~sub
         rel_normal = np.abs(held[normal] / exact[normal].astype(np.float64) - 1)
-        section.claim(f"{key}: float16's normal values round with relative error at most 2^-11",
-                      float(rel_normal.max()) <= 2.0**-11, f"largest {rel_normal.max():.3g}")
+        section.claim(f"{key}: float16's normal values round with relative error at most "
+                      f"2^{math.log2(F16_NORMAL_ERROR):.0f}", float(rel_normal.max()) <= F16_NORMAL_ERROR, f"largest {rel_normal.max():.3g}")
         counts[f"{key}_subnormal"] = int(sub.sum())
         counts[f"{key}_subnormal_error"] = float(np.median(rel))
     q("f16_smallest_normal", smallest_normal, "pow2")
-    q("f16_normal_error_bound", 2.0**-11, percent)
-    section.claim("without the scale most surviving gradients are float16 subnormals",
-                  counts["f16_subnormal"] > 0.5 * (GRAD_COUNT - counts["f16_underflow"]),
+    q("f16_normal_error_bound", F16_NORMAL_ERROR, percent)
+    section.claim(f"without the scale most (over {MOST:.0%}) of the {GRAD_COUNT:,} gradients' survivors "
+                  "are float16 subnormals",
+                  counts["f16_subnormal"] > MOST * (GRAD_COUNT - counts["f16_underflow"]),
                   f"{counts['f16_subnormal']} of {GRAD_COUNT - counts['f16_underflow']}",
                   backs=("most of the gradients that survive",))
     section.claim("the scale leaves fewer float16 subnormals", counts["scaled_subnormal"] < counts["f16_subnormal"],
                   f"{counts['f16_subnormal']} to {counts['scaled_subnormal']}")
-    section.claim("the scale cuts the median relative error of the subnormals more than tenfold",
-                  counts["scaled_subnormal_error"] * 10 < counts["f16_subnormal_error"],
+    section.claim(f"the scale cuts the median relative error of the subnormals more than {SUBNORMAL_ERROR_CUT}-fold",
+                  counts["scaled_subnormal_error"] * SUBNORMAL_ERROR_CUT < counts["f16_subnormal_error"],
                   f"{counts['f16_subnormal_error']:.3g} to {counts['scaled_subnormal_error']:.3g}",
                   backs=("more than ten times smaller",))
     subnormal_stats = {k: counts.pop(k) for k in list(counts) if "subnormal" in k}
 
     share = {key: count / GRAD_COUNT for key, count in counts.items()}
-    section.claim("float16 underflow is between 10% and 30%", 0.10 < share["f16_underflow"] < 0.30,
+    section.claim(f"float16 underflow is between {F16_UNDERFLOW_LOW:.0%} and {F16_UNDERFLOW_HIGH:.0%}",
+                  F16_UNDERFLOW_LOW < share["f16_underflow"] < F16_UNDERFLOW_HIGH,
                   detail=f"measured {share['f16_underflow']:.4%}")
-    section.claim("after the x1,024 scale, underflow is below 0.01%", share["scaled_underflow"] < 1e-4)
+    section.claim(f"after the x{LOSS_SCALE:,} scale, underflow is below {SCALED_UNDERFLOW_CEILING:.2%}",
+                  share["scaled_underflow"] < SCALED_UNDERFLOW_CEILING)
     section.claim("no gradient becomes zero in bfloat16 (count exactly 0)", counts["bf16_underflow"] == 0,
                   backs=("In bfloat16, without any scale, none of the",))
     section.claim("no gradient overflows float16 after the x1,024 scale (count exactly 0)",
                   counts["scaled_overflow"] == 0)
-    section.claim(f"the loss scale {LOSS_SCALE:,} is ten powers of two", LOSS_SCALE == 2**10)
-    section.claim("the gradients span many powers of ten (largest / smallest above 1e6)",
-                  float(grads.max()) / float(grads.min()) > 1e6)
-    section.claim("every gradient is far above bfloat16's smallest normal value",
-                  float(grads.min()) > 1e20 * float(torch.finfo(torch.bfloat16).smallest_normal))
-    section.claim(f"the largest gradient times {LOSS_SCALE:,} is below a hundredth of float16's largest value",
-                  float(grads.max()) * LOSS_SCALE < 65504 / 100)
+    section.claim(f"the loss scale {LOSS_SCALE:,} is {LOSS_SCALE_POWER} powers of two",
+                  math.log2(LOSS_SCALE) == LOSS_SCALE_POWER)
+    section.claim(f"the gradients span many powers of ten (largest / smallest above {GRAD_SPAN_FLOOR:.0e})",
+                  float(grads.max()) / float(grads.min()) > GRAD_SPAN_FLOOR)
+    section.claim(f"every gradient is far above bfloat16's smallest normal value (over {BF16_HEADROOM:.0e} times)",
+                  float(grads.min()) > BF16_HEADROOM * float(torch.finfo(torch.bfloat16).smallest_normal))
+    section.claim(f"the largest gradient times {LOSS_SCALE:,} is below 1/{OVERFLOW_MARGIN} of float16's largest value",
+                  float(grads.max()) * LOSS_SCALE < float(torch.finfo(torch.float16).max) / OVERFLOW_MARGIN)
     return {"grads": grads, "scaled": grads * np.float32(LOSS_SCALE), "counts": counts,
             "subnormal": subnormal_stats}
 
@@ -479,12 +513,14 @@ def overflow(section, torch) -> dict:
     q("overflow_bf16_max_rel_error", float(rel_error.max()), ".2%", rel_tol=1e-6)
     first = int(np.argmax(np.isinf(f16)))
     q("overflow_f16_first_inf", OVERFLOW_LIST[first], ",.0f")
-    section.claim(f"{OVERFLOW_LIST[first]:,.0f} overflows float16, and so does every larger value in the list",
-                  OVERFLOW_LIST[first] == 1e5 and bool(np.all(np.isinf(f16[first:]))))
-    section.claim("float16 holds every value below 100,000 finitely",
-                  bool(np.all(np.isfinite(f16[:first]))))
-    section.claim("bfloat16 holds every value in the list, within half a step (2^-8 relative)",
-                  bool(np.all(np.isfinite(bf16))) and float(rel_error.max()) <= 2.0**-8)
+    first_overflow = OVERFLOW_LIST[first]
+    section.claim(f"{F16_FIRST_OVERFLOW:,.0f} overflows float16, and so does every larger value in the list",
+                  first_overflow == F16_FIRST_OVERFLOW and bool(np.all(np.isinf(f16[first:]))))
+    section.claim(f"float16 holds every value below {F16_FIRST_OVERFLOW:,.0f} finitely",
+                  first_overflow == F16_FIRST_OVERFLOW and bool(np.all(np.isfinite(f16[:first]))))
+    section.claim(f"bfloat16 holds every value in the list, within half a step "
+                  f"(2^{math.log2(BF16_HALF_STEP):.0f} relative)",
+                  bool(np.all(np.isfinite(bf16))) and float(rel_error.max()) <= BF16_HALF_STEP)
     return {"f16": f16, "bf16": bf16}
 
 
@@ -497,8 +533,8 @@ def memory(section, facts) -> dict:
     q("mem_mixed", mixed, ",d")
     q("mem_f32_total", sum(all_f32), ",d")
     q("mem_mixed_total", sum(mixed), ",d")
-    section.claim("mixed precision costs as many bytes per weight as all-float32 with Adam (16)",
-                  sum(mixed) == sum(all_f32) == 16)
+    section.claim(f"mixed precision costs as many bytes per weight as all-float32 with Adam ({ADAM_BYTES_PER_WEIGHT})",
+                  sum(mixed) == sum(all_f32) == ADAM_BYTES_PER_WEIGHT)
     # Autocast keeps the all-float32 pieces and adds, for the arithmetic, a
     # 16-bit cast of each weight that it caches through the forward pass and
     # autograd saves for the backward pass.
@@ -516,7 +552,7 @@ def memory(section, facts) -> dict:
     act_bf16 = numbers * facts["bf16"]["bytes"] / MB
     q("act_f32_mb", act_f32, "g")
     q("act_bf16_mb", act_bf16, "g")
-    section.claim("bfloat16 halves the activation memory", act_bf16 * 2 == act_f32)
+    section.claim(f"bfloat16 divides the activation memory by {ACT_SHRINK}", act_bf16 * ACT_SHRINK == act_f32)
     return {"all_f32": all_f32, "mixed": mixed, "act": [act_f32, act_bf16]}
 
 
@@ -559,8 +595,9 @@ def sums_and_scaling(section, torch) -> None:
     q("scaler_backoff", defaults["backoff_factor"].default, ".1f")
     q("scaler_growth", defaults["growth_factor"].default, "g")
     q("scaler_growth_interval", defaults["growth_interval"].default, ",d")
-    section.claim("GradScaler halves the scale on overflow and doubles it to grow",
-                  defaults["backoff_factor"].default == 0.5 and defaults["growth_factor"].default == 2.0)
+    section.claim(f"GradScaler multiplies the scale by {SCALER_BACKOFF:g} on overflow and by {SCALER_GROWTH:g} to grow",
+                  defaults["backoff_factor"].default == SCALER_BACKOFF
+                  and defaults["growth_factor"].default == SCALER_GROWTH)
 
 
 def compute(section):

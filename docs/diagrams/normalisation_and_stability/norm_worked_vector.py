@@ -27,6 +27,7 @@ EPS = 1e-5
 GAMMA = np.array([1.20, 0.90, 1.00, 1.40, 0.80, 1.10])
 BETA = np.array([0.10, 0.00, -0.20, 0.00, 0.30, 0.00])
 UNDO_BOUND = 1e-12  # undoing must leave only rounding error
+NORMALISED_TOL = 1e-9  # layer-norm values have mean 0 and (without eps) spread 1 to this
 TORCH_TOLERANCE = 1e-6  # float32 modules vs the float64 hand computation
 FOLLOWED = 2  # the third element, followed through every step by hand
 # A second vector: the first doubled and raised by one. Layer norm maps it to
@@ -102,14 +103,14 @@ def compute(section):
     normalised_spread = float(np.std(ln["normalised"]))
     q("ln_normalised_mean", abs(normalised_mean), ".4f", abs_tol=1e-12)
     q("ln_normalised_spread", normalised_spread, ".4f")
-    section.claim("layer-norm values have mean 0 (to 1e-9)", abs(normalised_mean) < 1e-9)
+    section.claim(f"layer-norm values have mean 0 (to {NORMALISED_TOL:g})", abs(normalised_mean) < NORMALISED_TOL)
     # With epsilon the spread is sqrt(var / (var + eps)), a hair under 1;
     # without it the spread is 1 to rounding error.
     section.agree("normalised spread and sqrt(var/(var+eps))", normalised_spread,
                   np.sqrt(ln["variance"] / (ln["variance"] + EPS)), atol=1e-12)
     spread_without_eps = float(np.std(layer_norm_by_hand(X, 0.0)["normalised"]))
-    section.claim("layer-norm values have spread 1 (to 1e-9) when eps = 0",
-                  abs(spread_without_eps - 1) < 1e-9)
+    section.claim(f"layer-norm values have spread 1 (to {NORMALISED_TOL:g}) when eps = 0",
+                  abs(spread_without_eps - 1) < NORMALISED_TOL)
     q("ln_spread_shortfall", 1 - normalised_spread, ".0x")
 
     # The third element, followed through by hand.

@@ -68,6 +68,9 @@ KEEPS_TRAINING = 0.1  # "keeps training": ends under a tenth of var(y)
 WARMUP_TARGET = 1e-3
 ALONE_STEPS = 20  # a run alone is compared with its stacked twin over this many steps
 MASK_STEPS, HUGE_RATE = 5, 1e100  # a run forced to overflow must not touch its neighbours
+NEAR_RIGHT_ANGLE = 0.3  # "nearly at right angles": |cosine| below this
+FIRST_BLOCK_GRADIENT_SHARE = 0.5  # "more than half": post-norm's first block's gradient over its last's
+POST_PRE_SCORE_FLOOR = 10  # "more than ten times": post-norm's score over pre-norm's at lr 0.01
 
 
 def power_of_ten(value: float) -> str:
@@ -467,12 +470,12 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
                   f"measured {first_rms[-1]:.4f}, root sum of squares {rss[-1]:.4f}", every_seed=False,
                   backs=("a little below the root-sum-of-squares line",))
     section.claim("on the page's run every one of the first blocks adds a change that leans slightly "
-                  "against the stream (cosine between -0.3 and 0)",
-                  bool(np.all((cosines < 0) & (cosines > -0.3))),
+                  f"against the stream (cosine between -{NEAR_RIGHT_ANGLE:g} and 0)",
+                  bool(np.all((cosines < 0) & (cosines > -NEAR_RIGHT_ANGLE))),
                   f"cosines {np.round(cosines, 4).tolist()}", every_seed=False,
                   backs=("leans slightly against the stream",))
-    section.claim("every addition of the first blocks is within 0.3 of a right angle (|cosine| < 0.3)",
-                  bool(np.all(np.abs(cosines) < 0.3)), f"cosines {np.round(cosines, 4).tolist()}",
+    section.claim(f"every addition of the first blocks is within {NEAR_RIGHT_ANGLE:g} of a right angle "
+                  f"(|cosine| < {NEAR_RIGHT_ANGLE:g})", bool(np.all(np.abs(cosines) < NEAR_RIGHT_ANGLE)), f"cosines {np.round(cosines, 4).tolist()}",
                   backs=("nearly at right angles",))
 
     # Gradients: first block over last block, for every depth.
@@ -511,8 +514,9 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
         sweep_ratio[placement] = grad_rms[1] / grad_rms[-1]
     q("sweep_grad_ratio_post", sweep_ratio[POST], ".2f")
     q("sweep_grad_ratio_pre", sweep_ratio[PRE], ".2f")
-    section.claim("in the swept stack at the start, post-norm's first block gets more than half "
-                  "the squared-error gradient its last gets", sweep_ratio[POST] > 0.5,
+    section.claim(f"in the swept stack at the start, post-norm's first block gets more than "
+                  f"{FIRST_BLOCK_GRADIENT_SHARE:g} of the squared-error gradient its last gets",
+                  sweep_ratio[POST] > FIRST_BLOCK_GRADIENT_SHARE,
                   f"ratio {sweep_ratio[POST]:.3g}", backs=("more than half as much",))
     section.claim("on the page's run, in the swept stack at the start, post-norm's first block gets "
                   "less squared-error gradient than its last", sweep_ratio[POST] < 1,
@@ -617,7 +621,7 @@ def compute(section):
                         abs(scores[POST][i01] / var_y - 1), "<=", COLLAPSE_TOL, fmt="g", every_seed=False,
                         backs=("on the page's own run",))
     section.claim_bound("at lr 0.01, post-norm's score / pre-norm's score",
-                        scores[POST][i01] / scores[PRE][i01], ">", 10, fmt="g",
+                        scores[POST][i01] / scores[PRE][i01], ">", POST_PRE_SCORE_FLOOR, fmt="g",
                         backs=("more than ten times",))
     section.claim(f"pre-norm at lr 0.01 ends far below var(y) (under {FAR_BELOW:.0%} of it)",
                   scores[PRE][i01] < FAR_BELOW * var_y)

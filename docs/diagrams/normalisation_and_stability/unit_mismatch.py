@@ -59,6 +59,17 @@ ADAM_BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-8
 ADAM_GAIN_FLOOR = 1_000  # claim: Adam is below the target to step 5,000 over 1,000 times sooner than gradient descent
 ADAM_STD_FACTOR = 10  # claim: standardising still saves Adam over 10 times the steps
+# The other bounds the claims test, each formatted into its claim's words.
+GRADIENT_RATIO_FLOOR = 1_000  # first gradient on the reach weight over the one on the height weight
+PURE_SHARE = 0.999  # "almost pure": the steepest direction's reach component, above
+FLAT_REACH_CEILING = 0.001  # the flattest direction's reach component, below
+FLAT_HEIGHT_FLOOR, FLAT_INTERCEPT_FLOOR = 0.5, 0.1  # its height and intercept components, above
+EXACT_TOL = 1e-12  # "exactly", up to rounding
+RAW_STEPS_FLOOR = 10_000_000  # "tens of millions"
+FAR_ABOVE_TARGET = 100  # the std run's peak over the target excess, above
+HEIGHT_FRACTION_CEILING = 0.2  # "under a fifth"
+OVERSHOOT_FLOOR = 1.2  # the reach weight after the first raw step, over its best value, above
+FIRST_STEP_CEILING = 0.001  # height weight and intercept after the first raw step, over their best, below
 
 
 @dataclass
@@ -241,8 +252,8 @@ def compute(section):
     q("grad_reach", g0[REACH], ",.0f")
     q("grad_height", g0[HEIGHT], ".2f")
     q("grad_ratio", g0[REACH] / g0[HEIGHT], ",.0f")
-    section.claim("the first gradient on the reach weight is over a thousand times "
-                  "the one on the height weight", abs(g0[REACH]) > 1000 * abs(g0[HEIGHT]))
+    section.claim(f"the first gradient on the reach weight is over {GRADIENT_RATIO_FLOOR:,} times "
+                  "the one on the height weight", abs(g0[REACH]) > GRADIENT_RATIO_FLOOR * abs(g0[HEIGHT]))
 
     # Curvature.
     q("lambda_raw", [raw.lam[-1], raw.lam[0]], lambda v: f"{v:,.0f}" if v > 1 else f"{v:.4f}")
@@ -252,9 +263,12 @@ def compute(section):
     q("curvature_ratio_std", curv_std, ".2f")
     section.claim(f"the standardised curvature ratio is below {STD_CURVATURE_CEILING:g}", curv_std < STD_CURVATURE_CEILING)
     steep, flat = raw.V[:, -1], raw.V[:, 0]
-    section.claim("the steepest raw direction is almost pure reach weight", abs(steep[REACH]) > 0.999)
-    section.claim("the flattest raw direction is mostly height weight and intercept",
-                  abs(flat[REACH]) < 0.001 and abs(flat[HEIGHT]) > 0.5 and abs(flat[INTERCEPT]) > 0.1)
+    section.claim(f"the steepest raw direction is almost pure reach weight (component above {PURE_SHARE:g})",
+                  abs(steep[REACH]) > PURE_SHARE)
+    section.claim(f"the flattest raw direction is mostly height weight and intercept (reach component below "
+                  f"{FLAT_REACH_CEILING:g}, height above {FLAT_HEIGHT_FLOOR:g}, intercept above {FLAT_INTERCEPT_FLOOR:g})",
+                  abs(flat[REACH]) < FLAT_REACH_CEILING and abs(flat[HEIGHT]) > FLAT_HEIGHT_FLOOR
+                  and abs(flat[INTERCEPT]) > FLAT_INTERCEPT_FLOOR)
     q("move", MOVE, ".2f")
     rise = 0.5 * np.array([raw.lam[-1], raw.lam[0]]) * MOVE**2
     section.agree("loss rise ½·λ·0.01² and the loss measured after the move",
@@ -266,8 +280,8 @@ def compute(section):
     # feature directions have eigenvalues 2(1 ± ρ), ρ the feature correlation.
     rho = float(np.corrcoef(reach, height)[0, 1])
     q("correlation", rho, ".3f")
-    section.claim("after standardising, the intercept is an eigenvector on its own",
-                  abs(abs(std.V[INTERCEPT, 1]) - 1) < 1e-12)
+    section.claim(f"after standardising, the intercept is an eigenvector on its own (to {EXACT_TOL:g})",
+                  abs(abs(std.V[INTERCEPT, 1]) - 1) < EXACT_TOL)
     section.agree("standardised eigenvalues and 2(1 − |ρ|), 2, 2(1 + |ρ|)", std.lam,
                   [2 * (1 - abs(rho)), 2.0, 2 * (1 + abs(rho))], atol=1e-12)
 
@@ -278,8 +292,8 @@ def compute(section):
     q("stable_lr_ratio", stable[1] / stable[0], ",.0f")
     q("lr_raw", raw.lr, ".2x")
     q("lr_std", std.lr, ".3f")
-    section.claim("at lr = 1/λ_max the error along the steepest direction is gone after one step",
-                  abs(raw.rate[-1]) < 1e-12 and abs(std.rate[-1]) < 1e-12)
+    section.claim(f"at lr = 1/λ_max the error along the steepest direction is gone after one step (to {EXACT_TOL:g})",
+                  abs(raw.rate[-1]) < EXACT_TOL and abs(std.rate[-1]) < EXACT_TOL)
     section.agree("the flattest raw direction's per-step factor and 1 − 1/curvature ratio",
                   raw.rate[0], 1 - 1 / curv_raw, atol=1e-15)
 
@@ -294,7 +308,7 @@ def compute(section):
     q("steps_raw", steps["raw"], ",d")
     q("steps_std", steps["std"], ",d")
     q("steps_ratio", steps["raw"] / steps["std"], ",.0f")
-    section.claim("raw needs tens of millions of steps", steps["raw"] >= 10_000_000)
+    section.claim(f"raw needs tens of millions of steps (at least {RAW_STEPS_FLOOR:,})", steps["raw"] >= RAW_STEPS_FLOOR)
     section.claim(f"raw needs over {STEP_RATIO_FLOOR:,.0f} times more steps than standardised",
                   steps["raw"] > STEP_RATIO_FLOOR * steps["std"])
     # An independent route to the raw excess at t and t − 1: powers of the
@@ -360,8 +374,8 @@ def compute(section):
                       if label == "raw" else ())
     std_peak, raw_peak = adam_runs["std"]["peak"], adam_runs["raw"]["peak"]
     section.claim(f"on the page's run, on the std problem, the run that first touches the target "
-                  f"excess of {TARGET_EXCESS:g} later climbs over a hundred times above it",
-                  std_peak > 100 * TARGET_EXCESS, f"peak {std_peak:.3g}", every_seed=False,
+                  f"excess of {TARGET_EXCESS:g} later climbs over {FAR_ABOVE_TARGET} times above it",
+                  std_peak > FAR_ABOVE_TARGET * TARGET_EXCESS, f"peak {std_peak:.3g}", every_seed=False,
                   backs=("then climbs far above it",))
     section.claim("on the page's run, on the raw problem, the run that first touches the target "
                   "later climbs above its starting excess", raw_peak > raw.excess(0),
@@ -435,8 +449,8 @@ def compute(section):
     q("fraction_steps", FRACTION_STEPS, ",d")
     fractions = raw.weights(FRACTION_STEPS)[:, HEIGHT] / raw.w_best[HEIGHT]
     q("height_fraction", fractions, ".1%")
-    section.claim("the raw height weight is under a fifth of its best value after a million steps",
-                  fractions[-1] < 0.2)
+    section.claim(f"the raw height weight is under {HEIGHT_FRACTION_CEILING:.0%} of its best value after "
+                  f"{FRACTION_STEPS[-1]:,} steps", fractions[-1] < HEIGHT_FRACTION_CEILING)
     q("weight_tol", WEIGHT_TOL, ".0%")
     settled = std.steps_until_settled([REACH, HEIGHT], WEIGHT_TOL)
     q("std_settled_steps", settled, ",d")
@@ -457,12 +471,12 @@ def compute(section):
     raw_path = raw.weights(t_log) / raw.w_best
     first = raw.weights([1])[0] / raw.w_best
     q("reach_after_first", first[REACH], ".2f")
-    section.claim("after the first raw step the reach weight overshoots its best value",
-                  first[REACH] > 1.2)
-    section.claim("the raw reach weight is at its largest after the first step",
-                  np.all(raw_path[:, REACH] <= first[REACH] * (1 + 1e-12)))
-    section.claim("after the first raw step the height weight and intercept are below 0.1% "
-                  "of their best values", np.all(np.abs(first[[HEIGHT, INTERCEPT]]) < 0.001))
+    section.claim(f"after the first raw step the reach weight overshoots its best value (over {OVERSHOOT_FLOOR:g} times it)",
+                  first[REACH] > OVERSHOOT_FLOOR)
+    section.claim(f"the raw reach weight is at its largest after the first step (to {EXACT_TOL:g} relative)",
+                  np.all(raw_path[:, REACH] <= first[REACH] * (1 + EXACT_TOL)))
+    section.claim(f"after the first raw step the height weight and intercept are below {FIRST_STEP_CEILING:.1%} "
+                  "of their best values", np.all(np.abs(first[[HEIGHT, INTERCEPT]]) < FIRST_STEP_CEILING))
     section.claim(f"the raw weights are within {WEIGHT_TOL:.0%} of their best values by the end of the plotted steps",
                   np.all(np.abs(raw_path[-1, :2] - 1) < WEIGHT_TOL))
     t_std = np.arange(0, max(2 * settled, settled + 4) + 1)
