@@ -327,6 +327,11 @@ class Quote:
     # A measurement of this machine (a timing): recorded with the machine it
     # came from, never pinned by the golden record, tested through claims.
     measured: bool = False
+    # What the number is: its unit as the prose writes it ("nats per
+    # character") and the run it comes from, as the words the prose names it
+    # by ("clipped", "post-norm without warmup"); the page check reads both.
+    unit: str = ""
+    run: tuple[str, ...] = ()
 
     def items(self) -> list[tuple[str, float, str]]:
         """(printed name, raw value, text) for each element, in order."""
@@ -467,6 +472,7 @@ class Section:
     quotes: dict[str, Quote] = field(default_factory=dict)
     claims: list[Claim] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
+    caption_phrases: dict[str, list[str]] = field(default_factory=dict)  # SVG name -> phrases
     heavy: bool = False  # the section has a reduced configuration (it called choose)
     _last_progress: float = -math.inf
     _started: float = field(default_factory=lambda: time.perf_counter())
@@ -512,6 +518,8 @@ class Section:
         abs_tol: float = 0.0,
         allow_inf: bool = False,
         measured: bool = False,
+        unit: str = "",
+        run: str | Sequence[str] = (),
     ) -> str | list[str]:
         """Register a number the page may quote, print it, return its text.
 
@@ -520,8 +528,16 @@ class Section:
         tolerances: tight by default, looser only with a stated reason.
         ``measured`` marks a measurement of this machine (a timing): never
         pinned, tested only through its claims.
+        ``unit`` is the unit the prose writes after the number ("nats per
+        character"); ``run`` names the run the number comes from, in the
+        words the prose uses for it (one name, or several synonyms, the first
+        being its name). The page check rejects another unit after the number
+        and a sentence that names only another run of the same script.
         A NaN, an unexpected infinity or a reused name is an error.
         """
+        runs = (run,) if isinstance(run, str) else tuple(run)
+        if not all(isinstance(r, str) and r.strip() for r in runs) or not isinstance(unit, str):
+            raise QuoteError(f"{self.name}: quote {name!r}: unit must be a string and run non-empty names")
         if not QUOTE_NAME.match(name):
             raise QuoteError(f"{self.name}: quote name {name!r} must match {QUOTE_NAME.pattern}")
         if name in self.quotes:
@@ -542,7 +558,7 @@ class Section:
         else:
             raw = [float(v) for v in array]
             text = [format_number(v, fmt) for v in raw]
-        quote = Quote(name, raw, text, rel_tol, abs_tol, measured)
+        quote = Quote(name, raw, text, rel_tol, abs_tol, measured, unit, runs)
         self.quotes[name] = quote
         if self.echo:
             for printed, _, t in quote.items():
@@ -625,11 +641,20 @@ class Section:
         kind = "reduced" if self.reduced else f"{self.variant}-seed{self.seed_offset}"
         return OTHER_RUNS_DIR / kind / self.page
 
-    def save_figure(self, fig: Figure, stem: str) -> Path:
-        """Write ``<section>_<stem>.svg`` deterministically and atomically."""
+    def save_figure(self, fig: Figure, stem: str, *, caption_phrases: Sequence[str] = ()) -> Path:
+        """Write ``<section>_<stem>.svg`` deterministically and atomically.
+
+        ``caption_phrases``: what the figure's caption or alt text must say
+        about it, each an exact phrase one of the section's claims backs
+        (``backs=``); the page check requires each in the caption or alt text
+        of the figure that shows this SVG."""
         path = self.figure_dir / f"{self.name}_{stem}.svg"
         if path.name in self.figures:
             raise QuoteError(f"{self.name}: figure {path.name} saved twice")
+        if isinstance(caption_phrases, str):
+            caption_phrases = (caption_phrases,)
+        if caption_phrases:
+            self.caption_phrases[path.name] = [" ".join(p.split()) for p in caption_phrases]
         make_text_legible(fig)
         with atomic_write(path, "wb") as out:
             with drawn_renderer(fig) as drawn:
@@ -654,6 +679,10 @@ class Section:
             quotes[q.name] = {"value": q.value, "text": q.text, "rel_tol": q.rel_tol, "abs_tol": q.abs_tol}
             if q.measured:
                 quotes[q.name]["measured"] = True
+            if q.unit:
+                quotes[q.name]["unit"] = q.unit
+            if q.run:
+                quotes[q.name]["run"] = list(q.run)
         record = {
             "page": self.page,
             "section": self.name,
@@ -670,6 +699,7 @@ class Section:
                 for c in self.claims
             ],
             "figures": list(self.figures),
+            **({"caption_phrases": dict(self.caption_phrases)} if self.caption_phrases else {}),
         }
         if any(q.measured for q in self.quotes.values()):
             record["measured_on"] = self.measured_on or {"cpu": numeric_env.cpu_model(),
