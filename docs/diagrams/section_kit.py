@@ -330,7 +330,7 @@ class Quote:
     # What the number is: its unit as the prose writes it ("nats per
     # character") and the run it comes from, as the words the prose names it
     # by ("clipped", "post-norm without warmup"); the page check reads both.
-    unit: str = ""
+    unit: tuple[str, ...] = ()  # the forms the prose may write ("times larger", "times the usual")
     run: tuple[str, ...] = ()
 
     def items(self) -> list[tuple[str, float, str]]:
@@ -518,7 +518,7 @@ class Section:
         abs_tol: float = 0.0,
         allow_inf: bool = False,
         measured: bool = False,
-        unit: str = "",
+        unit: str | Sequence[str] = (),
         run: str | Sequence[str] = (),
     ) -> str | list[str]:
         """Register a number the page may quote, print it, return its text.
@@ -529,15 +529,17 @@ class Section:
         ``measured`` marks a measurement of this machine (a timing): never
         pinned, tested only through its claims.
         ``unit`` is the unit the prose writes after the number ("nats per
-        character"); ``run`` names the run the number comes from, in the
+        character"; for a ratio, its words: "times larger"), or several
+        forms of it; ``run`` names the run the number comes from, in the
         words the prose uses for it (one name, or several synonyms, the first
         being its name). The page check rejects another unit after the number
         and a sentence that names only another run of the same script.
         A NaN, an unexpected infinity or a reused name is an error.
         """
         runs = (run,) if isinstance(run, str) else tuple(run)
-        if not all(isinstance(r, str) and r.strip() for r in runs) or not isinstance(unit, str):
-            raise QuoteError(f"{self.name}: quote {name!r}: unit must be a string and run non-empty names")
+        units = (unit,) if isinstance(unit, str) else tuple(unit)
+        if not all(isinstance(w, str) and w.strip() for w in (*runs, *units)):
+            raise QuoteError(f"{self.name}: quote {name!r}: unit and run must be non-empty words")
         if not QUOTE_NAME.match(name):
             raise QuoteError(f"{self.name}: quote name {name!r} must match {QUOTE_NAME.pattern}")
         if name in self.quotes:
@@ -558,7 +560,7 @@ class Section:
         else:
             raw = [float(v) for v in array]
             text = [format_number(v, fmt) for v in raw]
-        quote = Quote(name, raw, text, rel_tol, abs_tol, measured, unit, runs)
+        quote = Quote(name, raw, text, rel_tol, abs_tol, measured, units, runs)
         self.quotes[name] = quote
         if self.echo:
             for printed, _, t in quote.items():
@@ -680,7 +682,7 @@ class Section:
             if q.measured:
                 quotes[q.name]["measured"] = True
             if q.unit:
-                quotes[q.name]["unit"] = q.unit
+                quotes[q.name]["unit"] = list(q.unit)
             if q.run:
                 quotes[q.name]["run"] = list(q.run)
         record = {

@@ -56,7 +56,7 @@ SIGNED_DIRECTION = {
 # Comparison words without a sign the quotes could verify (better may mean a
 # higher accuracy or a lower loss): a claim or the allowlist backs them.
 UNSIGNED_DIRECTION = ("better", "worse", "beats", "beat", "outperforms", "outperformed", "ahead", "times",
-                      "twice", "half as", "as much as", "as long as", "as fast as")
+                      "twice", "half as")
 DIRECTION = re.compile(
     r"\b(?:" + "|".join(sorted((re.escape(w) for w in (*SIGNED_DIRECTION, *UNSIGNED_DIRECTION)),
                                key=len, reverse=True)) + r"|\w+fold)\b", re.I)
@@ -71,13 +71,17 @@ ONE_RUN = re.compile(
     r"\b(?:this|one|that) (?:run|seed)(?:'s)?\b|\b(?:on|in|for) this run\b|\bthis page's (?:own )?runs?\b|"
     r"\bthe page's (?:own )?(?:runs?|seeds?)\b|\bthis page's (?:own )?(?:runs?|seeds?|CPU)\b|"
     r"\bone run's\b|\bnot (?:at |for |under |in )?(?:every|each|all) seeds?\b", re.I)
-NEAR_WORDS = 6  # a direction word is "next to" a number with at most this many words between them
+NEAR_WORDS = 3  # a direction word is "next to" a number with at most this many words between them
+CLAUSE_BREAK = re.compile(r"[;:()\u2014]|, (?:and|but|while|where|which) ")  # "next to" stays inside a clause
 
 # Unit words the prose writes after a number, beyond the units the quotes
 # declare: another unit after a number is a finding.
 UNIT_WORDS = ("nats per character", "bits per character", "nats per token", "bits per token", "nats", "bits",
               "seconds", "milliseconds", "microseconds", "ms", "µs", "steps", "epochs", "bytes", "kB", "MB", "GB",
               "percentage points")
+
+# A ratio's unit as the prose writes it: "times bigger", "times as many", "times the usual size".
+RATIO_UNIT = re.compile(r"(?:times|×)(?: (?:as|the|its|more|less))? [\w-]+")
 
 KINDS = {"general": "a scope word", "one_run": "a one-run word", "direction": "a direction word"}
 
@@ -216,7 +220,10 @@ def find_occurrences(text: str) -> list[Occurrence]:
 
 
 def words_between(text: str, a: int, b: int) -> int:
-    return len(text[min(a, b):max(a, b)].split())
+    """Words between two positions; a clause break between them counts as
+    too far."""
+    between = text[min(a, b):max(a, b)]
+    return NEAR_WORDS + 1 if CLAUSE_BREAK.search(between) else len(between.split())
 
 
 def near_a_number(occurrence: Occurrence, bound: list[Bound], text: str) -> bool:
@@ -241,6 +248,31 @@ def verify_comparison(occurrence: Occurrence, sentence: Sentence) -> tuple[bool 
         return False, f"{a.token} and {b.token} are equal"
     holds = (a.value > b.value) == (sign > 0)
     return holds, f"{a.token} is {'larger' if a.value > b.value else 'smaller'} than {b.token}"
+
+
+def units_of(quote: dict) -> list[str]:
+    """The unit forms a quote declares (none: an empty list)."""
+    unit = quote.get("unit", [])
+    return [unit] if isinstance(unit, str) else list(unit)
+
+
+def declared_unit_span(number: Bound, text: str) -> tuple[int, int] | None:
+    """Where a unit the number's quotes declare follows it, if one does
+    ("1,304 times bigger": the quote is that ratio, unit "times bigger")."""
+    gap = len(text[number.end:]) - len(text[number.end:].lstrip())
+    start = number.end + gap
+    for unit in sorted({u for _, _, q in number.quotes for u in units_of(q)}, key=len, reverse=True):
+        if re.match(rf"{re.escape(unit)}(?![\w-])", text[start:]):
+            return start, start + len(unit)
+    return None
+
+
+def in_declared_unit(occurrence: Occurrence, sentence: Sentence) -> bool:
+    for number in sentence.bound:
+        span = declared_unit_span(number, sentence.text)
+        if span and span[0] <= occurrence.start and occurrence.end <= span[1]:
+            return True
+    return False
 
 
 def run_names(quote: dict) -> list[str]:
@@ -362,6 +394,9 @@ def check(page, config, records: dict, numbers, *, robustness_path: Path, allowl
             if fitting:
                 how.add("claim")
                 continue
+            if occurrence.kind == "direction" and in_declared_unit(occurrence, sentence):
+                how.add("verified")  # "1,304 times bigger": the quote says it is that ratio
+                continue
             if occurrence.kind == "direction":
                 verified, detail = verify_comparison(occurrence, sentence)
                 if verified:
@@ -427,18 +462,24 @@ def shorten(text: str, width: int = 140) -> str:
 def check_units_and_runs(sentence: Sentence, records: dict) -> list[tuple[int, str]]:
     """The unit after each quoted number, and the runs the sentence names."""
     findings = []
-    units = sorted({q.get("unit", "") for r in records.values() for q in r.get("quotes", {}).values()}
-                   - {""} | set(UNIT_WORDS), key=len, reverse=True)
+    units = sorted({u for r in records.values() for q in r.get("quotes", {}).values() for u in units_of(q)}
+                   | set(UNIT_WORDS), key=len, reverse=True)
     for number in sentence.bound:
-        declared = {q.get("unit", "") for _, _, q in number.quotes}
-        after = sentence.text[number.end:].lstrip()
-        written = next((u for u in units if re.match(rf"{re.escape(u)}(?![\w-])", after)), None)
-        if written and "" not in declared and not any(u.startswith(written) or written.startswith(u)
-                                                      for u in declared):
-            names = "/".join(f"{s}.{n}" for s, n, _ in number.quotes)
-            findings.append((line_of(sentence, number.start), (
-                f"{number.token} in section {sentence.section} is followed by the unit {written!r}, but it is "
-                f"{names}, in {' or '.join(sorted(declared))}: \"{shorten(sentence.text)}\"")))
+        declared = [units_of(q) for _, _, q in number.quotes]
+        if not all(declared) or declared_unit_span(number, sentence.text):
+            pass  # a quote without a unit, or the unit it declares
+        else:
+            declared = sorted({u for forms in declared for u in forms})
+            after = sentence.text[number.end:].lstrip()
+            written = next((u for u in units if re.match(rf"{re.escape(u)}(?![\w-])", after)), None)
+            ratio = RATIO_UNIT.match(after)  # "times smaller" after a quote that is "times bigger"
+            if ratio and (written is None or len(ratio.group()) > len(written)):
+                written = ratio.group()
+            if written and not any(u.startswith(written + " ") for u in declared):
+                names = "/".join(f"{s}.{n}" for s, n, _ in number.quotes)
+                findings.append((line_of(sentence, number.start), (
+                    f"{number.token} in section {sentence.section} is followed by the unit {written!r}, but it "
+                    f"is {names}, in {' or '.join(repr(u) for u in declared)}: \"{shorten(sentence.text)}\"")))
         by_script: dict[str, list] = {}
         for script, name, quote in number.quotes:
             by_script.setdefault(script, []).append((name, quote))

@@ -169,7 +169,7 @@ def compute(section):
     quads = spreads[SIZES.index(16):-2] / spreads[SIZES.index(16) + 2:]
     section.claim("from 16 up, quadrupling the batch roughly halves the spread (ratio 1.6 to 2.4)",
                   bool(np.all((quads > 1.6) & (quads < 2.4))))
-    q("size_spread_ratio", spreads[0] / spreads[-1], ".0f")
+    q("size_spread_ratio", spreads[0] / spreads[-1], ".0f", unit="times less")
     section.claim("at the largest batch size the mean output is within 0.05 of the population value",
                   abs(means[-1] - (value - GRID_MEAN) / GRID_SPREAD) < 0.05)
 

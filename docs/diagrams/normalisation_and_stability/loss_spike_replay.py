@@ -190,7 +190,7 @@ def adam_divisor(exp_avg_sq: np.ndarray, step: np.ndarray) -> np.ndarray:
 
 def compute(section):
     q = section.quote
-    q("palm_spikes", PALM_SPIKES, "d")
+    q("palm_spikes", PALM_SPIKES, "d", unit="times")
     q("palm_rewind_steps", PALM_REWIND_STEPS, "d")
     q("palm_skipped_batches", PALM_SKIPPED_BATCHES, "d")
     q("dim", DIM, "d")
@@ -282,7 +282,7 @@ def compute(section):
     # Momentum carries the bad gradient on: weights keep moving the same way.
     moved_on_bad = np.linalg.norm(w[bad_row + 1, PLAIN] - w[bad_row, PLAIN])
     moved_to_peak = np.linalg.norm(w[peak_row + 1, PLAIN] - w[bad_row, PLAIN])
-    q("moved_by_peak_ratio", moved_to_peak / moved_on_bad, ".1f")
+    q("moved_by_peak_ratio", moved_to_peak / moved_on_bad, ".1f", unit="times the length")
     section.claim("by the peak the weights have moved several times as far as on the bad step",
                   moved_to_peak > 3 * moved_on_bad)
 
@@ -293,7 +293,7 @@ def compute(section):
     q("grad_norm_usual", gn_usual, ".3f")
     q("grad_norm_bad", gn0[bad_row], ",.0f")
     grad_ratio = gn0[bad_row] / gn_usual
-    q("grad_norm_ratio", grad_ratio, ",.0f")
+    q("grad_norm_ratio", grad_ratio, ",.0f", unit=("times the usual", "times larger"))
     section.claim("the gradient norm on the bad step is the largest of the run",
                   int(np.argmax(gn0)) == bad_row)
     section.claim("no step after the first fifty has a gradient norm within a hundredth of the "
@@ -310,10 +310,10 @@ def compute(section):
     q("divisor_bad", div0[bad_row], ".2f")
     q("divisor_later", div0[bad_row + LATER_GAP], ".2f")
     q("divisor_end", div0[-1], ".2f")
-    q("divisor_bad_ratio", div0[bad_row] / div_usual, ",.0f")
+    q("divisor_bad_ratio", div0[bad_row] / div_usual, ",.0f", unit="times its usual")
     later_ratio = div0[bad_row + LATER_GAP] / div_usual
-    q("divisor_later_ratio", later_ratio, ",.0f")
-    q("divisor_end_ratio", div0[-1] / div_usual, ",.0f")
+    q("divisor_later_ratio", later_ratio, ",.0f", unit="times the usual")
+    q("divisor_end_ratio", div0[-1] / div_usual, ",.0f", unit="times")
     section.claim(f"the divisor {LATER_GAP} steps after the bad step is still over "
                   f"{DIVISOR_CLAIM_FACTOR}x its usual value", later_ratio > DIVISOR_CLAIM_FACTOR)
     section.claim("the divisor jumps on the bad step itself (over 10x the step before)",
@@ -326,7 +326,7 @@ def compute(section):
     q("update_usual", upd_usual, ".4f")
     q("update_bad", upd0[bad_row], ".3f")
     update_ratio = upd0[bad_row] / upd_usual
-    q("update_ratio", update_ratio, ".0f")
+    q("update_ratio", update_ratio, ".0f", unit="times larger")
     section.claim("the update ratio is far below the gradient ratio (under a hundredth of it)",
                   update_ratio < grad_ratio / 100)
 
@@ -352,7 +352,7 @@ def compute(section):
                   skipped_rise < 0.01 * total_rise)
 
     # The clip threshold against the log of gradient norms.
-    q("clip_multiple", CLIP_NORM / gn_usual, ".1f")
+    q("clip_multiple", CLIP_NORM / gn_usual, ".1f", unit="times the usual")
     # The factor is the clipped run's own: its gradient on the bad step, as
     # clip_grad_norm_ saw it, over what it scaled it to.
     coef = CLIP_NORM / (grad_norm[bad_row, CLIPPED] + CLIP_TINY)

@@ -309,7 +309,7 @@ def master_copy(section, torch) -> dict:
 
     q("master_start", MASTER_START, "g")
     q("master_step", MASTER_STEP, ".4f")
-    q("master_steps", MASTER_STEPS, ",d")
+    q("master_steps", MASTER_STEPS, ",d", unit="times")
     paths = {}
     for key, dtype in (("bf16", torch.bfloat16), ("f32", torch.float32)):
         w = torch.tensor(MASTER_START, dtype=dtype)
@@ -527,7 +527,7 @@ def sums_and_scaling(section, torch) -> None:
     one = torch.tensor(1.0, dtype=torch.bfloat16)
     for _ in range(COUNT_TO):
         count = count + one
-    q("count_to", COUNT_TO, ",d")
+    q("count_to", COUNT_TO, ",d", unit="times")
     q("bf16_count_stall", float(count), ",.0f")
     mantissa = round(-math.log2(torch.finfo(torch.bfloat16).eps))
     section.agree("a bfloat16 running count and 2^(mantissa bits + 1), where 1 is half a step",

@@ -479,8 +479,8 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     ratios = {p: np.array([probes[p][d]["grad_rms"][1] / probes[p][d]["grad_rms"][-1] for d in DEPTHS])
               for p in PLACEMENTS}
     q("depths", DEPTHS, "d")
-    q("grad_ratio_pre", ratios[PRE], ".2f")
-    q("grad_ratio_post", ratios[POST], ".2f")
+    q("grad_ratio_pre", ratios[PRE], ".2f", unit="times")
+    q("grad_ratio_post", ratios[POST], ".2f", unit="times the gradient")
     section.claim("pre-norm: the first block's gradient RMS is at least the last block's, at every depth",
                   bool(np.all(ratios[PRE] >= 1)))
     section.claim("pre-norm's first/last gradient ratio is above post-norm's at every depth",
@@ -509,8 +509,8 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
                       auto_streams.reshape(stream_grads[:, 0].shape) / stream_scale, atol=AUTOGRAD_RTOL)
         grad_rms = np.sqrt(np.mean(stream_grads[:, 0] ** 2, axis=(1, 2)))
         sweep_ratio[placement] = grad_rms[1] / grad_rms[-1]
-    q("sweep_grad_ratio_post", sweep_ratio[POST], ".2f")
-    q("sweep_grad_ratio_pre", sweep_ratio[PRE], ".2f")
+    q("sweep_grad_ratio_post", sweep_ratio[POST], ".2f", unit="times the squared-error")
+    q("sweep_grad_ratio_pre", sweep_ratio[PRE], ".2f", unit="times")
     section.claim("in the swept stack at the start, post-norm's first block gets more than half "
                   "the squared-error gradient its last gets", sweep_ratio[POST] > 0.5,
                   f"ratio {sweep_ratio[POST]:.3g}", backs=("more than half as much",))

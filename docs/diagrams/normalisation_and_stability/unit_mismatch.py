@@ -219,7 +219,7 @@ def compute(section):
     q("height_stats", [height.min(), height.max(), height.std()], ".4f")  # m
     q("std_reach_stats", [std_reach.min(), std_reach.max(), std_reach.std()], ".2f")
     q("std_height_stats", [std_height.min(), std_height.max(), std_height.std()], ".2f")
-    q("mean_ratio", mean[0] / mean[1], ",.0f")
+    q("mean_ratio", mean[0] / mean[1], ",.0f", unit="times bigger")
     section.agree("standardised features have average 0 and spread 1",
                   [std_reach.mean(), std_height.mean(), std_reach.std(), std_height.std()],
                   [0, 0, 1, 1], atol=1e-12)
@@ -240,7 +240,7 @@ def compute(section):
     g0 = raw.gradient(np.zeros(3))
     q("grad_reach", g0[REACH], ",.0f")
     q("grad_height", g0[HEIGHT], ".2f")
-    q("grad_ratio", g0[REACH] / g0[HEIGHT], ",.0f")
+    q("grad_ratio", g0[REACH] / g0[HEIGHT], ",.0f", unit=("times harder", "times larger"))
     section.claim("the first gradient on the reach weight is over a thousand times "
                   "the one on the height weight", abs(g0[REACH]) > 1000 * abs(g0[HEIGHT]))
 
@@ -275,7 +275,7 @@ def compute(section):
     stable = np.array([2 / raw.lam[-1], 2 / std.lam[-1]])
     q("stable_lr_raw", stable[0], ".2x")
     q("stable_lr_std", stable[1], ".3f")
-    q("stable_lr_ratio", stable[1] / stable[0], ",.0f")
+    q("stable_lr_ratio", stable[1] / stable[0], ",.0f", unit="times larger")
     q("lr_raw", raw.lr, ".2x")
     q("lr_std", std.lr, ".3f")
     section.claim("at lr = 1/λ_max the error along the steepest direction is gone after one step",
@@ -293,7 +293,7 @@ def compute(section):
         steps[label] = t
     q("steps_raw", steps["raw"], ",d")
     q("steps_std", steps["std"], ",d")
-    q("steps_ratio", steps["raw"] / steps["std"], ",.0f")
+    q("steps_ratio", steps["raw"] / steps["std"], ",.0f", unit="times as many")
     section.claim("raw needs tens of millions of steps", steps["raw"] >= 10_000_000)
     section.claim(f"raw needs over {STEP_RATIO_FLOOR:,.0f} times more steps than standardised",
                   steps["raw"] > STEP_RATIO_FLOOR * steps["std"])
@@ -396,8 +396,8 @@ def compute(section):
     q("gd_near_limit_factor", GD_NEAR_LIMIT, ".2f")
     q("steps_raw_near_limit", steps_fast, ",d")
     q("gd_near_limit_fraction", steps_fast / steps["raw"], ".2f")
-    q("adam_gain_first_raw", steps_fast / raw_run["first"][raw_run["fastest"]], ",.0f")
-    q("adam_gain_near_limit", steps_fast / adam["raw"][0], ",.0f")
+    q("adam_gain_first_raw", steps_fast / raw_run["first"][raw_run["fastest"]], ",.0f", unit="times sooner")
+    q("adam_gain_near_limit", steps_fast / adam["raw"][0], ",.0f", unit="times sooner")
     section.claim_bound("gradient descent near its limit, raw step count divided by Adam's first touch",
                         steps_fast / raw_run["first"][raw_run["fastest"]], ">", ADAM_GAIN_FLOOR, fmt=",d",
                         backs=("a gap of more than a thousandfold on either count",))
@@ -409,8 +409,8 @@ def compute(section):
     q("adam_rate_raw", adam["raw"][1], "g")
     q("adam_steps_std", adam["std"][0], ",d")
     q("adam_rate_std", adam["std"][1], "g")
-    q("adam_gain_raw", steps["raw"] / adam["raw"][0], ",.0f")
-    q("adam_std_factor", adam["raw"][0] / adam["std"][0], ".0f")
+    q("adam_gain_raw", steps["raw"] / adam["raw"][0], ",.0f", unit="times fewer")
+    q("adam_std_factor", adam["raw"][0] / adam["std"][0], ".0f", unit="times sooner")
     section.claim_bound("plain gradient descent's raw step count divided by Adam's step from which it stays below to step 5,000",
                         steps["raw"] / adam["raw"][0], ">", ADAM_GAIN_FLOOR, fmt=",d",
                         backs=("So the divisor absorbs most of the unit mismatch",))
@@ -456,7 +456,7 @@ def compute(section):
     t_log = np.unique(np.round(np.geomspace(1, t_end, 700)))
     raw_path = raw.weights(t_log) / raw.w_best
     first = raw.weights([1])[0] / raw.w_best
-    q("reach_after_first", first[REACH], ".2f")
+    q("reach_after_first", first[REACH], ".2f", unit="times its best")
     section.claim("after the first raw step the reach weight overshoots its best value",
                   first[REACH] > 1.2)
     section.claim("the raw reach weight is at its largest after the first step",

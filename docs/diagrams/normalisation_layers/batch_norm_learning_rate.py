@@ -64,7 +64,7 @@ def compute(section):
 
     q("classes", mlp.CLASSES, "d")
     q("dim", mlp.DIM, "d")
-    q("noise", mlp.NOISE, ".1f")
+    q("noise", mlp.NOISE, ".1f", unit="times standard")
     q("n_train", mlp.N_TRAIN, ",d")
     q("n_validation", mlp.N_VALIDATION, ",d")
     q("depth", mlp.DEPTH, "d")

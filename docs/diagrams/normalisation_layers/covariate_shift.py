@@ -115,7 +115,7 @@ def compute(section):
     q("rates", RATES, "g")
     q("steps", steps, "d")
     q("noise_seed", NOISE_SEED, "d")
-    q("moves_factor", MOVES_FACTOR, "d")
+    q("moves_factor", MOVES_FACTOR, "d", unit="times as much")
     q("trains_threshold", TRAINS, ".1f")
     r, spread = noisy_norms.ACTIVATION_MEAN_RANGE, noisy_norms.ACTIVATION_SPREAD_MAX
     q("act_scale_mean_range", (1 - r, 1 + r), ".1f")

@@ -55,7 +55,7 @@ def compute(section):
     q("batch", BATCH, "d")
     q("features", FEATURES, "d")
     q("others", BATCH - 1, "d")
-    q("others_scale", OTHERS_SCALE, ".0f")
+    q("others_scale", OTHERS_SCALE, ".0f", unit="times")
     q("others_shift", OTHERS_SHIFT, ".0f")
     q("torch_tol", TORCH_TOL, ".0x")
     q("bn_change", bn_change, ".2f")

@@ -116,7 +116,7 @@ def compute(section):
     q("betas", BETAS, "g")
     q("weight_decay", WEIGHT_DECAY, "g")
     q("clip_norm", CLIP_NORM, ".1f")
-    q("floor", FLOOR, "g")
+    q("floor", FLOOR, "g", unit="times the peak")
     q("swiglu_hidden", int(8 * DIM / 3), "d")
     q("rotary_base", ROTARY_BASE, ",.0f")
     q("layer_norm_eps", NORMS["layer"](1).eps, ".0x")
