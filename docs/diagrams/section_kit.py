@@ -332,6 +332,7 @@ class Quote:
     # by ("clipped", "post-norm without warmup"); the page check reads both.
     unit: tuple[str, ...] = ()  # the forms the prose may write ("times larger", "times the usual")
     run: tuple[str, ...] = ()
+    runs: tuple[tuple[str, ...], ...] = ()  # a vector's run names, element by element
 
     def items(self) -> list[tuple[str, float, str]]:
         """(printed name, raw value, text) for each element, in order."""
@@ -520,6 +521,7 @@ class Section:
         measured: bool = False,
         unit: str | Sequence[str] = (),
         run: str | Sequence[str] = (),
+        runs: Sequence[str | Sequence[str]] = (),
     ) -> str | list[str]:
         """Register a number the page may quote, print it, return its text.
 
@@ -532,13 +534,15 @@ class Section:
         character"; for a ratio, its words: "times larger"), or several
         forms of it; ``run`` names the run the number comes from, in the
         words the prose uses for it (one name, or several synonyms, the first
-        being its name). The page check rejects another unit after the number
+        being its name); ``runs`` gives a vector's run element by element.
+        The page check rejects another unit after the number
         and a sentence that names only another run of the same script.
         A NaN, an unexpected infinity or a reused name is an error.
         """
-        runs = (run,) if isinstance(run, str) else tuple(run)
+        run_names = (run,) if isinstance(run, str) else tuple(run)
         units = (unit,) if isinstance(unit, str) else tuple(unit)
-        if not all(isinstance(w, str) and w.strip() for w in (*runs, *units)):
+        element_runs = tuple((r,) if isinstance(r, str) else tuple(r) for r in runs)
+        if not all(isinstance(w, str) and w.strip() for w in (*run_names, *units, *sum(element_runs, ()))):
             raise QuoteError(f"{self.name}: quote {name!r}: unit and run must be non-empty words")
         if not QUOTE_NAME.match(name):
             raise QuoteError(f"{self.name}: quote name {name!r} must match {QUOTE_NAME.pattern}")
@@ -560,7 +564,9 @@ class Section:
         else:
             raw = [float(v) for v in array]
             text = [format_number(v, fmt) for v in raw]
-        quote = Quote(name, raw, text, rel_tol, abs_tol, measured, units, runs)
+        if element_runs and (not isinstance(text, list) or len(element_runs) != len(text)):
+            raise QuoteError(f"{self.name}: quote {name!r}: runs= needs one run per element of a vector")
+        quote = Quote(name, raw, text, rel_tol, abs_tol, measured, units, run_names, element_runs)
         self.quotes[name] = quote
         if self.echo:
             for printed, _, t in quote.items():
@@ -685,6 +691,8 @@ class Section:
                 quotes[q.name]["unit"] = list(q.unit)
             if q.run:
                 quotes[q.name]["run"] = list(q.run)
+            if q.runs:
+                quotes[q.name]["runs"] = [list(r) for r in q.runs]
         record = {
             "page": self.page,
             "section": self.name,

@@ -163,12 +163,12 @@ def compute(section):
     q("size_spreads", spreads, two_significant)
     q("population_output", (value - GRID_MEAN) / GRID_SPREAD, ".2f")
     section.claim("the spread of the output falls monotonically with batch size",
-                  bool(np.all(np.diff(spreads) < 0)))
+                  bool(np.all(np.diff(spreads) < 0)), backs=('It falls at every step',))
     # "Quadrupling the batch roughly halves the spread" over the larger sizes:
     # each ratio spread(m) / spread(4m) between 1.6 and 2.4 from m = 16 on.
     quads = spreads[SIZES.index(16):-2] / spreads[SIZES.index(16) + 2:]
     section.claim("from 16 up, quadrupling the batch roughly halves the spread (ratio 1.6 to 2.4)",
-                  bool(np.all((quads > 1.6) & (quads < 2.4))))
+                  bool(np.all((quads > 1.6) & (quads < 2.4))), backs=('every fourfold increase in batch size roughly halves it',))
     q("size_spread_ratio", spreads[0] / spreads[-1], ".0f", unit="times less")
     section.claim("at the largest batch size the mean output is within 0.05 of the population value",
                   abs(means[-1] - (value - GRID_MEAN) / GRID_SPREAD) < 0.05)
@@ -190,7 +190,7 @@ def compute(section):
     q("pad_filled_spread", padded.std(), ".2f")
     q("pad_output_filled", pad_out_filled, ".2f")
     section.claim("the marked value is below the real mean but above the mean with filler",
-                  pad_out_real < 0 < pad_out_filled)
+                  pad_out_real < 0 < pad_out_filled, backs=('0.43 is below average', 'just above average',))
 
     # -- Running statistics at prediction time -------------------------------
     rng = section.rng(RUN_SEED)

@@ -332,7 +332,8 @@ def compute(section):
 
     # The three variants.
     final = losses[-1]
-    q("final_loss", final, ".4f")  # nothing done, clipped, skipped
+    q("final_loss", final, ".4f",  # nothing done, clipped, skipped
+      runs=(("nothing done", "doing nothing", "do-nothing"), ("clipped", "clipping"), ("skipped", "skipping")))
     q("final_tolerance", FINAL_TOLERANCE, ".3f")
     section.claim(f"the clipped and skipped runs end within {FINAL_TOLERANCE:g} of each other",
                   abs(final[CLIPPED] - final[SKIPPED]) < FINAL_TOLERANCE)
@@ -340,7 +341,7 @@ def compute(section):
                   final[CLIPPED] < final[PLAIN] and final[SKIPPED] < final[PLAIN])
     section.claim("the do-nothing run ends above its loss just before the bad step",
                   final[PLAIN] > loss_before)
-    q("final_excess", final[PLAIN] - final[SKIPPED], ".4f")
+    q("final_excess", final[PLAIN] - final[SKIPPED], ".4f", run="skipped")  # the gap to the skipped run
     clipped_peak_row = bad_row + int(np.argmax(losses[bad_row:, CLIPPED]))
     clipped_peak = float(losses[clipped_peak_row, CLIPPED])
     q("clipped_peak_loss", clipped_peak, ".4f")

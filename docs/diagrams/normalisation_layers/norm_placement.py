@@ -42,6 +42,15 @@ REDUCED = {"layers": 2, "steps": 4, "eval_every": 2}
 FULL = {"layers": LAYERS, "steps": STEPS, "eval_every": EVAL_EVERY}
 
 # (quote key, norm, placement, learning rate, warmup fraction)
+# The words the prose names each run by (the page check reads them).
+RUN_WORDS = {
+    "post_low": ("post-norm",), "pre_low": ("pre-norm",),
+    "post_warmup": ("post-norm with warmup", "post-norm"),
+    "post_no_warmup": ("post-norm without warmup", "post-norm"),
+    "pre_warmup": ("pre-norm with warmup", "pre-norm"),
+    "pre_no_warmup": ("pre-norm without warmup", "pre-norm", "layer norm"),
+    "rms_pre_no_warmup": ("RMS norm",),
+}
 RUNS = (
     ("post_low", "layer", "post", LOW_RATE, 0.0),
     ("pre_low", "layer", "pre", LOW_RATE, 0.0),
@@ -136,7 +145,7 @@ def compute(section):
     q("start_loss", runs["pre_low"]["validation"][0], ".2f")  # all runs start from the same weights
     final = {key: runs[key]["validation"][-1] for key, *_ in RUNS}
     for key, *_ in RUNS:
-        q(f"final_{key}", final[key], ".3f")
+        q(f"final_{key}", final[key], ".3f", unit="nats per character", run=RUN_WORDS[key])
     if section.echo:  # the curves the figure draws
         steps_text = " ".join(f"{s:>6d}" for s in runs["pre_low"]["eval_steps"])
         print(f"validation loss at step {steps_text}")
