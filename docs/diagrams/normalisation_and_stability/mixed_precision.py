@@ -204,7 +204,7 @@ def format_facts(section, torch) -> dict[str, dict]:
     section.claim("bfloat16's largest value is within 1% of float32's",
                   abs(bf["max"] / f32["max"] - 1) < 0.01)
     section.claim("float16's step above 1 is eight times finer than bfloat16's",
-                  bf["eps"] / f16["eps"] == 8)
+                  bf["eps"] / f16["eps"] == 8, backs=('float16 has a step eight times finer',))
     section.claim("float16's largest value is far below bfloat16's (less than 1e5)",
                   f16["max"] < 1e5 < bf["max"])
     section.claim("float16's smallest subnormal is far above bfloat16's",
@@ -259,7 +259,7 @@ def adam_moments(section, torch) -> None:
     # so rounding to nearest puts v back. Checked on every positive normal
     # bfloat16 value, not only on 1.
     section.claim("one step of the second moment falls by at most less than bfloat16's smallest "
-                  "relative half step", 1 - MOMENT_BETAS[1] < eps / 4)
+                  "relative half step", 1 - MOMENT_BETAS[1] < eps / 4, backs=('lowers it by only 0.1%, less than the smallest half step',))
     patterns = torch.arange(0x0080, 0x7F80, dtype=torch.int32).to(torch.int16)  # positive normals
     every_v = patterns.view(torch.bfloat16)
     fallen = (torch.tensor(MOMENT_BETAS[1], dtype=torch.float32) * every_v.float()).to(torch.bfloat16)
@@ -341,7 +341,7 @@ def master_copy(section, torch) -> dict:
     q("f32_master_end", paths["f32"][-1], ".4f")
     q("bf16_master_end", paths["bf16"][-1], "g")
     section.claim("the bfloat16 copy stays exactly 1 after every step",
-                  bool(np.all(paths["bf16"] == 1.0)))
+                  bool(np.all(paths["bf16"] == 1.0)), backs=('the bfloat16 copy never moves', 'The bfloat16 copy never reaches the dotted line',))
     section.claim("the float32 copy ends at 0.9600 (4 decimals)",
                   f"{paths['f32'][-1]:.4f}" == "0.9600")
     section.claim("the step is smaller than half the bfloat16 gap below 1",
@@ -423,7 +423,8 @@ def underflow(section, torch) -> dict:
         normal &= ~sub
         rel_normal = np.abs(held[normal] / exact[normal].astype(np.float64) - 1)
         section.claim(f"{key}: float16's normal values round with relative error at most 2^-11",
-                      float(rel_normal.max()) <= 2.0**-11, f"largest {rel_normal.max():.3g}")
+                      float(rel_normal.max()) <= 2.0**-11, f"largest {rel_normal.max():.3g}",
+                      backs=("A normal float16 number is never off by more than 0.049%",) if key == "f16" else ())
         counts[f"{key}_subnormal"] = int(sub.sum())
         counts[f"{key}_subnormal_error"] = float(np.median(rel))
     q("f16_smallest_normal", smallest_normal, "pow2")
@@ -454,7 +455,7 @@ def underflow(section, torch) -> dict:
     section.claim("every gradient is far above bfloat16's smallest normal value",
                   float(grads.min()) > 1e20 * float(torch.finfo(torch.bfloat16).smallest_normal))
     section.claim(f"the largest gradient times {LOSS_SCALE:,} is below a hundredth of float16's largest value",
-                  float(grads.max()) * LOSS_SCALE < 65504 / 100)
+                  float(grads.max()) * LOSS_SCALE < 65504 / 100, backs=('only overflows if the gradient was above about 64, and the largest is far below that',))
     return {"grads": grads, "scaled": grads * np.float32(LOSS_SCALE), "counts": counts,
             "subnormal": subnormal_stats}
 
@@ -480,7 +481,8 @@ def overflow(section, torch) -> dict:
     first = int(np.argmax(np.isinf(f16)))
     q("overflow_f16_first_inf", OVERFLOW_LIST[first], ",.0f")
     section.claim(f"{OVERFLOW_LIST[first]:,.0f} overflows float16, and so does every larger value in the list",
-                  OVERFLOW_LIST[first] == 1e5 and bool(np.all(np.isinf(f16[first:]))))
+                  OVERFLOW_LIST[first] == 1e5 and bool(np.all(np.isinf(f16[first:]))),
+                  backs=("turns 100,000 and everything above it into infinity",))
     section.claim("float16 holds every value below 100,000 finitely",
                   bool(np.all(np.isfinite(f16[:first]))))
     section.claim("bfloat16 holds every value in the list, within half a step (2^-8 relative)",
