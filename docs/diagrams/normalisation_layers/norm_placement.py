@@ -159,7 +159,7 @@ def compute(section):
     section.claim(f"at lr {HIGH_RATE:g} both pre-norm runs end below both post-norm runs",
                   worst_pre < best_post,
                   f"worst pre-norm {worst_pre:.4f}, best post-norm {best_post:.4f}",
-                  backs=("end below both post-norm runs",))
+                  backs=("end below both post-norm runs", "both pre-norm runs end below both post-norm runs"))
     best_pre = min(final[k] for k in pre_high)
     gap = final["post_no_warmup"] - best_pre
     q("gap_post_no_warmup", gap, ".2f")
@@ -233,7 +233,7 @@ def draw(section, results):
                f"character frequencies alone: {section.text('unigram_loss')}", ha="right", va="bottom",
                fontsize=8.5, color=PALETTE["grey"])
     left.set_ylabel("validation loss (nats per character)")
-    section.save_figure(fig, "curves")
+    section.save_figure(fig, "curves", caption_phrases=("both pre-norm runs end below both post-norm runs",))
 
     # Section 8: layer norm and RMS norm, the lr 0.01 pre-norm runs.
     fig = new_figure(8.0, 3.4, margins=(0.62, 0.5, 0.3, 0.12),
