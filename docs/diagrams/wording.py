@@ -89,7 +89,7 @@ UNIT_WORDS = ("nats per character", "bits per character", "nats per token", "bit
 RATIO_UNIT = re.compile(r"(?:times|×)(?: (?:as|the|its|more|less))? [\w-]+")
 
 # What may stand between a direction word and the number it compares with.
-COMPARAND_GAP = re.compile(r"\s*(?:than\s+(?:that of\s+|the\s+)?)?", re.I)
+COMPARAND_GAP = re.compile(r"\s*(?:than\s+(?:[\w'’-]+\s+){0,3})?", re.I)
 
 KINDS = {"general": "a scope word", "one_run": "a one-run word", "direction": "a direction word"}
 
