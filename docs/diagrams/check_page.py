@@ -21,7 +21,11 @@ changed after its numbers were made). It checks the number style (minus
 sign, 4.77 × 10⁻⁶, 2⁻¹⁴⁹, thousands separators), that the prose still says
 what the claims back (`backs=` phrases), that each number is still the quote
 the golden record pinned at its place (so swapping two numbers or dropping a
-sign is caught), and lists quotes nothing uses.
+sign is caught), and lists quotes nothing uses. The words around the
+numbers are checked too (wording.py): direction, scope and one-run words need
+a claim, a comparison the quotes verify, or the allowlist; the unit after a
+number and the runs its sentence names must be its quote's; each figure's
+caption says the phrases its script declares.
 
 A number no script prints gets a suggestion: the quote whose golden text it
 equals (a stale number) or else the nearest printed value. `--fix` rewrites
@@ -874,6 +878,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("pages", nargs="*", help="pages by slug or package name (default: every page)")
     parser.add_argument("--fix", action="store_true", help="rewrite stale numbers whose new text is unambiguous")
+    parser.add_argument("--wording-counts", action="store_true",
+                        help="also print how many sentences use direction or scope words and how they are backed")
     parser.add_argument(
         "--section-draft", nargs=2, metavar=("N", "FILE"),
         help="check a draft file holding only section N of the page",
@@ -913,6 +919,11 @@ def main(argv: list[str] | None = None) -> int:
         for line in report.lines():
             print(line)
         name = getattr(config, "PAGE", package)
+        if args.wording_counts and report.wording:
+            w = report.wording
+            print(f"{name}: {w.sentences} sentence(s) with direction, scope or one-run words; {w.backed} backed "
+                  f"({w.by_claim} by a claim, {w.verified} verified from the quotes, {w.allowlisted} allowlisted), "
+                  f"{w.pending} unbacked in pending sections; {w.allowlist_entries} allowlist entries")
         if report.ok:
             print(f"{name}: all {report.numbers_checked} numbers match their scripts")
         else:

@@ -292,8 +292,8 @@ def compute(section):
                       problem.excess(t) < TARGET_EXCESS <= problem.excess(t - 1),
                       backs=("the excess loss is below 0.001 after 2 steps",) if label == "std" else ())
         steps[label] = t
-    q("steps_raw", steps["raw"], ",d")
-    q("steps_std", steps["std"], ",d")
+    q("steps_raw", steps["raw"], ",d", unit="steps")
+    q("steps_std", steps["std"], ",d", unit="steps")
     q("steps_ratio", steps["raw"] / steps["std"], ",.0f", unit="times as many")
     section.claim("raw needs tens of millions of steps", steps["raw"] >= 10_000_000)
     section.claim(f"raw needs over {STEP_RATIO_FLOOR:,.0f} times more steps than standardised",
