@@ -196,7 +196,7 @@ def test_an_edit_of_the_words_is_caught_with_file_line_and_missing_evidence(tmp_
     line = source.count("\n", 0, source.index(old)) + 1
     # A caption's finding names the caption's first line: the paragraph's.
     paragraph_start = source.rfind("\n\n", 0, source.index(old))
-    first = source.count("\n", 0, paragraph_start) + 2
+    first = source.count("\n", 0, paragraph_start + 2) + 1
     page = tmp_path / "page.md"
     page.write_text(source.replace(old, new), encoding="utf-8")
     lines = check_page.check_page(config, page_path=page).lines()

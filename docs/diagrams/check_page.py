@@ -707,7 +707,8 @@ def check_backed_phrases(page: ParsedPage, config, records: dict) -> list[Findin
         text = " ".join(section_prose(page, n) for n in sections)
         for claim in records.get(script, {}).get("claims", []):
             for phrase in claim.get("backs", []):
-                if " ".join(phrase.split()) not in text:
+                # A whole-word match: "float16 has" must not pass inside "bfloat16 has".
+                if not re.search(rf"(?<![\w-]){re.escape(' '.join(phrase.split()))}(?![\w-])", text):
                     findings.append(Finding(page.sections[sections[0]], (
                         f"section {'/'.join(map(str, sections))} no longer says {phrase!r}, which {script}'s "
                         f"claim \"{claim['statement']}\" backs: restore the words, or change the claim")))
