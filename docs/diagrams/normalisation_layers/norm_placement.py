@@ -181,7 +181,7 @@ def compute(section):
                          "At the lower rate both placements trained, and which one led there is this page's run only"))
     lowest_pre = min(final[k] for k in pre_high)
     section.claim(f"on the page's run a pre-norm run at lr {HIGH_RATE:g} ends lowest of the six layer-norm runs",
-                  all(lowest_pre <= final[k] for k, norm, *_ in RUNS if norm == "layer"),
+                  all(lowest_pre <= loss for key, loss in final.items() if not key.startswith("rms")),
                   f"lowest pre-norm {lowest_pre:.4f}", every_seed=False,
                   backs=("in this run, it reaches the lowest loss of the six",))
 
