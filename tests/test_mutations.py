@@ -144,3 +144,63 @@ def test_one_format_name_replaced_by_another_is_caught(tmp_path):
                      phrase, count=1)
     lines = check_mutated(tmp_path, lambda s: s.replace(phrase, swapped, 1))
     assert any("no longer says" in l for l in lines)
+
+
+# --- the words around the numbers: each kind of edit of issue 29, on each page ---
+
+WORD_MUTATIONS = {
+    "normalisation_and_stability": [
+        ("a ratio's direction word flipped", "1,304 times bigger", "1,304 times smaller",
+         "is followed by the unit 'times smaller', but it is unit_mismatch.mean_ratio, in 'times bigger'"),
+        ("a comparison flipped", "The measured 1.24 is a little less than 1.29",
+         "The measured 1.24 is a little more than 1.29", "the quotes say the opposite: 1.24 is smaller than 1.29"),
+        ("one run restated as every seed", "Warmup rescued post-norm on this run, not at every seed.",
+         "Warmup rescued post-norm at every seed.", "a scope word 'at every seed' in section 4"),
+        ("one run restated as every seed, in the summary", "Several results hold for the page's own run only:",
+         "Several results hold at every seed:", "a scope word 'at every seed' in section 9"),
+        ("a number attributed to the wrong run", "still 0.0258 above the skipped run",
+         "still 0.0258 above the clipped run",
+         "is loss_spike_replay.final_excess, a number of the 'skipped' run, but its sentence names only clipped"),
+        ("a unit changed", "With raw inputs it takes 20,250,628 steps", "With raw inputs it takes 20,250,628 seconds",
+         "20,250,628 in section 1 is followed by the unit 'seconds'"),
+        ("a caption stating the opposite", "the clipped and skipped runs end below the run in which nothing was done.",
+         "the clipped and skipped runs end above the run in which nothing was done.",
+         "the caption and alt text of loss_spike_replay_three_variants.svg no longer say"),
+    ],
+    "normalisation_layers": [
+        ("a direction word flipped", "1.18 above them", "1.18 below them", "a direction word 'below' in section 7"),
+        ("one run restated as every seed", "while which run is ahead at 0.01 is this run's only",
+         "while which run is ahead at 0.01 held at every seed", "a scope word 'at every seed' in section 9"),
+        ("one run restated as every seed, in the recap", "was ahead at the smallest rate is this page's run only",
+         "was ahead at the smallest rate was the same at every seed", "a scope word 'at every seed' in section 12"),
+        ("a number attributed to the wrong run", "Post-norm without warmup ends at 3.330, 1.18 above them:",
+         "Post-norm with warmup ends at 3.330, 1.18 above them:",
+         "a number of the 'post-norm without warmup' run, but its sentence names only post-norm with warmup"),
+        ("a unit changed", "2.150 nats per character, with", "2.150 bits per character, with",
+         "2.150 in section 7 is followed by the unit 'bits per character'"),
+        ("a caption stating the opposite", "At 0.01 both pre-norm runs end below both post-norm runs;",
+         "At 0.01 both pre-norm runs end above both post-norm runs;",
+         "the caption and alt text of norm_placement_curves.svg no longer say"),
+    ],
+}
+
+
+@pytest.mark.parametrize("package, kind, old, new, expected", [
+    (package, *mutation) for package, mutations in WORD_MUTATIONS.items() for mutation in mutations],
+    ids=[f"{package}: {m[0]}" for package, mutations in WORD_MUTATIONS.items() for m in mutations])
+def test_an_edit_of_the_words_is_caught_with_file_line_and_missing_evidence(tmp_path, package, kind, old, new,
+                                                                            expected):
+    config = page_config(package)
+    source = (REPO_ROOT / config.PAGE_FILE).read_text(encoding="utf-8")
+    assert source.count(old) == 1, f"the mutation's target {old!r} is not once on the page"
+    line = source.count("\n", 0, source.index(old)) + 1
+    # A caption's finding names the caption's first line: the paragraph's.
+    paragraph_start = source.rfind("\n\n", 0, source.index(old))
+    first = source.count("\n", 0, paragraph_start + 2) + 1
+    page = tmp_path / "page.md"
+    page.write_text(source.replace(old, new), encoding="utf-8")
+    lines = check_page.check_page(config, page_path=page).lines()
+    caught = [entry for entry in lines if expected in entry]
+    assert caught, f"{kind} passed the check:\n" + "\n".join(lines)
+    assert any(entry.startswith((f"{page}:{line}:", f"{page}:{first}:")) for entry in caught), (
+        f"{kind} was caught, but not at {page.name}:{line}:\n" + "\n".join(caught))

@@ -21,7 +21,11 @@ changed after its numbers were made). It checks the number style (minus
 sign, 4.77 × 10⁻⁶, 2⁻¹⁴⁹, thousands separators), that the prose still says
 what the claims back (`backs=` phrases), that each number is still the quote
 the golden record pinned at its place (so swapping two numbers or dropping a
-sign is caught), and lists quotes nothing uses.
+sign is caught), and lists quotes nothing uses. The words around the
+numbers are checked too (wording.py): direction, scope and one-run words need
+a claim, a comparison the quotes verify, or the allowlist; the unit after a
+number and the runs its sentence names must be its quote's; each figure's
+caption says the phrases its script declares.
 
 A number no script prints gets a suggestion: the quote whose golden text it
 equals (a stale number) or else the nearest printed value. `--fix` rewrites
@@ -45,6 +49,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 import numeric_env
 import section_inputs
+import wording
 from page_registry import PageNameError, package_for_page, page_config, page_packages, rel_path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -226,12 +231,25 @@ class CodeBlock:
 
 
 @dataclass
+class Passage:
+    """One block of prose as written (paragraph, list item, table cell,
+    caption or alt text), for the wording check: its first line and, for a
+    caption or alt text, the SVG of its figure."""
+    section: int
+    line: int  # 1-based line of its first character
+    text: str  # the Markdown source of the inline text
+    kind: str = "prose"  # "prose", "caption" or "alt"
+    figure: str = ""  # the SVG file name a caption or alt text describes
+
+
+@dataclass
 class ParsedPage:
     path: Path
     sections: dict[int, int] = field(default_factory=dict)  # number -> heading line
     prose: list[ProseNumber] = field(default_factory=list)
     code_blocks: list[CodeBlock] = field(default_factory=list)
     text: dict[int, list[str]] = field(default_factory=dict)  # section -> its prose, for backed phrases
+    passages: list[Passage] = field(default_factory=list)  # the prose with lines, for the wording check
     newline: str = "\n"
 
 
@@ -264,7 +282,7 @@ def parse_page(path: Path, structural: tuple[str, ...] = ()) -> ParsedPage:
     source = read_page(path)
     page = ParsedPage(path, newline="\r\n" if "\r\n" in source else "\n")
     lines = source.splitlines()
-    state = {"section": 0, "seen": {}}
+    state = {"section": 0, "seen": {}, "figure": ""}
     patterns = [re.compile(p) for p in structural]
     walk_tokens(markdown_parser().parse(source), lines, 0, page, patterns, state)
     return page
@@ -324,6 +342,7 @@ def walk_tokens(tokens, lines: list[str], line_offset: int, page: ParsedPage, pa
             skip_prefix = len(match.group("n"))  # the heading's own number is structure
         else:
             page.text.setdefault(state["section"], []).append(content)
+            add_passages(token, content, first_line, page, state)
         collect_inline(token, lines, line_offset, skip_prefix, patterns, page, state)
 
 
@@ -344,6 +363,7 @@ def walk_directive(token, lines, line_offset, page: ParsedPage, patterns, state)
         caption = re.sub(r"^\s*\{table\}", "", token.info or "").strip()
         if caption:
             page.text.setdefault(state["section"], []).append(caption)
+            page.passages.append(Passage(state["section"], start + 1, caption, "caption"))
             collect_text(caption, state["section"], start + 1, [], patterns, page, state)
     body_lines = token.content.splitlines()
     skip = 0
@@ -354,9 +374,34 @@ def walk_directive(token, lines, line_offset, page: ParsedPage, patterns, state)
         skip = i + 1
         if option.group(1) == "alt":
             page.text.setdefault(state["section"], []).append(option.group(2))
+            page.passages.append(Passage(state["section"], start + 2 + i, option.group(2), "alt",
+                                         figure_of(token.info) if name == "figure" else ""))
             collect_text(option.group(2), state["section"], start + 2 + i, [], patterns, page, state)
     body = "\n".join(body_lines[skip:])
+    outer_figure = state["figure"]
+    if name == "figure":  # its body is the caption of this SVG
+        state["figure"] = figure_of(token.info)
     walk_tokens(markdown_parser().parse(body), lines, start + 1 + skip, page, patterns, state)
+    state["figure"] = outer_figure
+
+
+def figure_of(info: str) -> str:
+    """The SVG file name a {figure} directive shows."""
+    return Path(re.sub(r"^\s*\{figure\}", "", info or "").strip()).name
+
+
+def add_passages(token, content: str, line: int, page: ParsedPage, state) -> None:
+    """The inline text as a passage (a figure's caption inside a figure), and
+    each image's alt text as the alt text of its SVG."""
+    kind = "caption" if state["figure"] else "prose"
+    page.passages.append(Passage(state["section"], line, content, kind, state["figure"]))
+    for child in token.children or []:
+        if child.type == "image":
+            alt = "".join(c.content for c in child.children or [] if c.type == "text")
+            src = Path(child.attrGet("src") or "").name
+            at = content.find(alt) if alt else -1
+            page.passages.append(Passage(state["section"], line + (content.count("\n", 0, at) if at > 0 else 0),
+                                         alt, "alt", src))
 
 
 def fence_is_closed(token, lines: list[str], line_offset: int) -> bool:
@@ -469,6 +514,7 @@ class Report:
     page: str = ""
     findings: list[Finding] = field(default_factory=list)
     numbers_checked: int = 0
+    wording: wording.Stats | None = None  # the wording check's counts
 
     @property
     def ok(self) -> bool:
@@ -493,12 +539,14 @@ def check_page(
     golden_dir: Path | None = None,
     only_section: int | None = None,
     check_hashes: bool | None = None,
+    allowlist_path: Path | None = None,
 ) -> Report:
     """Check one page against its scripts' numbers files.
 
     ``only_section`` checks a draft that holds a single section.
     ``check_hashes`` (default: for the real numbers files) compares each
-    numbers file's inputs hash with its inputs now.
+    numbers file's inputs hash with its inputs now. ``allowlist_path``
+    replaces the wording allowlist (wording.ALLOWLIST), for tests.
     """
     page_path = Path(page_path or REPO_ROOT / config.PAGE_FILE)
     real_numbers = numbers_dir is None
@@ -584,6 +632,10 @@ def check_page(
         binding.append((number.section, number.line, number.token, sorted({f"{s}.{n}" for s, n in stale})))
 
     report.findings += check_backed_phrases(page, config, records)
+    words, report.wording = wording.check(page, config, records, sys.modules[__name__],
+                                          robustness_path=numbers_dir.parent / "robustness.json",
+                                          allowlist_path=allowlist_path or wording.ALLOWLIST, error=PageError)
+    report.findings += [Finding(line, message) for line, message in words]
     if only_section is None:
         report.findings += check_binding(golden_dir / "page.json", binding, page)
 
@@ -655,7 +707,8 @@ def check_backed_phrases(page: ParsedPage, config, records: dict) -> list[Findin
         text = " ".join(section_prose(page, n) for n in sections)
         for claim in records.get(script, {}).get("claims", []):
             for phrase in claim.get("backs", []):
-                if " ".join(phrase.split()) not in text:
+                # A whole-word match: "float16 has" must not pass inside "bfloat16 has".
+                if not re.search(rf"(?<![\w-]){re.escape(' '.join(phrase.split()))}(?![\w-])", text):
                     findings.append(Finding(page.sections[sections[0]], (
                         f"section {'/'.join(map(str, sections))} no longer says {phrase!r}, which {script}'s "
                         f"claim \"{claim['statement']}\" backs: restore the words, or change the claim")))
@@ -826,6 +879,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("pages", nargs="*", help="pages by slug or package name (default: every page)")
     parser.add_argument("--fix", action="store_true", help="rewrite stale numbers whose new text is unambiguous")
+    parser.add_argument("--wording-counts", action="store_true",
+                        help="also print how many sentences use direction or scope words and how they are backed")
     parser.add_argument(
         "--section-draft", nargs=2, metavar=("N", "FILE"),
         help="check a draft file holding only section N of the page",
@@ -865,6 +920,11 @@ def main(argv: list[str] | None = None) -> int:
         for line in report.lines():
             print(line)
         name = getattr(config, "PAGE", package)
+        if args.wording_counts and report.wording:
+            w = report.wording
+            print(f"{name}: {w.sentences} sentence(s) with direction, scope or one-run words; {w.backed} backed "
+                  f"({w.by_claim} by a claim, {w.verified} verified from the quotes, {w.allowlisted} allowlisted), "
+                  f"{w.pending} unbacked in pending sections; {w.allowlist_entries} allowlist entries")
         if report.ok:
             print(f"{name}: all {report.numbers_checked} numbers match their scripts")
         else:

@@ -331,6 +331,12 @@ class Quote:
     # A measurement of this machine (a timing): recorded with the machine it
     # came from, never pinned by the golden record, tested through claims.
     measured: bool = False
+    # What the number is: its unit as the prose writes it ("nats per
+    # character") and the run it comes from, as the words the prose names it
+    # by ("clipped", "post-norm without warmup"); the page check reads both.
+    unit: tuple[str, ...] = ()  # the forms the prose may write ("times larger", "times the usual")
+    run: tuple[str, ...] = ()
+    runs: tuple[tuple[str, ...], ...] = ()  # a vector's run names, element by element
 
     def items(self) -> list[tuple[str, float, str]]:
         """(printed name, raw value, text) for each element, in order."""
@@ -545,6 +551,7 @@ class Section:
     quotes: dict[str, Quote] = field(default_factory=dict)
     claims: list[Claim] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
+    caption_phrases: dict[str, list[str]] = field(default_factory=dict)  # SVG name -> phrases
     heavy: bool = False  # the section has a reduced configuration (it called choose)
     _last_progress: float = -math.inf
     _started: float = field(default_factory=lambda: time.perf_counter())
@@ -590,6 +597,9 @@ class Section:
         abs_tol: float = 0.0,
         allow_inf: bool = False,
         measured: bool = False,
+        unit: str | Sequence[str] = (),
+        run: str | Sequence[str] = (),
+        runs: Sequence[str | Sequence[str]] = (),
     ) -> str | list[str]:
         """Register a number the page may quote, print it, return its text.
 
@@ -598,8 +608,20 @@ class Section:
         tolerances: tight by default, looser only with a stated reason.
         ``measured`` marks a measurement of this machine (a timing): never
         pinned, tested only through its claims.
+        ``unit`` is the unit the prose writes after the number ("nats per
+        character"; for a ratio, its words: "times larger"), or several
+        forms of it; ``run`` names the run the number comes from, in the
+        words the prose uses for it (one name, or several synonyms, the first
+        being its name); ``runs`` gives a vector's run element by element.
+        The page check rejects another unit after the number
+        and a sentence that names only another run of the same script.
         A NaN, an unexpected infinity or a reused name is an error.
         """
+        run_names = (run,) if isinstance(run, str) else tuple(run)
+        units = (unit,) if isinstance(unit, str) else tuple(unit)
+        element_runs = tuple((r,) if isinstance(r, str) else tuple(r) for r in runs)
+        if not all(isinstance(w, str) and w.strip() for w in (*run_names, *units, *sum(element_runs, ()))):
+            raise QuoteError(f"{self.name}: quote {name!r}: unit and run must be non-empty words")
         if not QUOTE_NAME.match(name):
             raise QuoteError(f"{self.name}: quote name {name!r} must match {QUOTE_NAME.pattern}")
         if name in self.quotes:
@@ -620,7 +642,9 @@ class Section:
         else:
             raw = [float(v) for v in array]
             text = [format_number(v, fmt) for v in raw]
-        quote = Quote(name, raw, text, rel_tol, abs_tol, measured)
+        if element_runs and (not isinstance(text, list) or len(element_runs) != len(text)):
+            raise QuoteError(f"{self.name}: quote {name!r}: runs= needs one run per element of a vector")
+        quote = Quote(name, raw, text, rel_tol, abs_tol, measured, units, run_names, element_runs)
         self.quotes[name] = quote
         if self.echo:
             for printed, _, t in quote.items():
@@ -724,11 +748,20 @@ class Section:
         kind = "reduced" if self.reduced else f"{self.variant}-seed{self.seed_offset}"
         return OTHER_RUNS_DIR / kind / self.page
 
-    def save_figure(self, fig: Figure, stem: str) -> Path:
-        """Write ``<section>_<stem>.svg`` deterministically and atomically."""
+    def save_figure(self, fig: Figure, stem: str, *, caption_phrases: Sequence[str] = ()) -> Path:
+        """Write ``<section>_<stem>.svg`` deterministically and atomically.
+
+        ``caption_phrases``: what the figure's caption or alt text must say
+        about it, each an exact phrase one of the section's claims backs
+        (``backs=``); the page check requires each in the caption or alt text
+        of the figure that shows this SVG."""
         path = self.figure_dir / f"{self.name}_{stem}.svg"
         if path.name in self.figures:
             raise QuoteError(f"{self.name}: figure {path.name} saved twice")
+        if isinstance(caption_phrases, str):
+            caption_phrases = (caption_phrases,)
+        if caption_phrases:
+            self.caption_phrases[path.name] = [" ".join(p.split()) for p in caption_phrases]
         make_text_legible(fig)
         with atomic_write(path, "wb") as out:
             with drawn_renderer(fig) as drawn:
@@ -753,6 +786,12 @@ class Section:
             quotes[q.name] = {"value": q.value, "text": q.text, "rel_tol": q.rel_tol, "abs_tol": q.abs_tol}
             if q.measured:
                 quotes[q.name]["measured"] = True
+            if q.unit:
+                quotes[q.name]["unit"] = list(q.unit)
+            if q.run:
+                quotes[q.name]["run"] = list(q.run)
+            if q.runs:
+                quotes[q.name]["runs"] = [list(r) for r in q.runs]
         record = {
             "page": self.page,
             "section": self.name,
@@ -770,6 +809,7 @@ class Section:
                 for c in self.claims
             ],
             "figures": list(self.figures),
+            **({"caption_phrases": dict(self.caption_phrases)} if self.caption_phrases else {}),
         }
         if any(q.measured for q in self.quotes.values()):
             record["measured_on"] = self.measured_on or {"cpu": numeric_env.cpu_model(),

@@ -19,7 +19,10 @@ SECTION_SCRIPTS = {
     6: ("loss_spike_replay",),
     7: (),
     8: (),
-    9: (),  # how robust the results are: words about the robustness report
+    # How robust the results are: words about the robustness report, which
+    # summarise every experiment's claims, so it names their scripts.
+    9: ("unit_mismatch", "norm_worked_vector", "batch_dependence", "residual_placement", "mixed_precision",
+        "loss_spike_replay"),
 }
 
 # Quotes any section may use besides its own: "<script>.<quote>".

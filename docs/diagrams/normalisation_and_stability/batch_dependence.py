@@ -170,14 +170,15 @@ def compute(section):
     population_output = (value - GRID_MEAN) / GRID_SPREAD
     q("population_output", population_output, ".2f")
     section.claim("the spread of the output falls monotonically with batch size",
-                  bool(np.all(np.diff(spreads) < 0)))
+                  bool(np.all(np.diff(spreads) < 0)), backs=('It falls at every step',))
     # "Quadrupling the batch roughly halves the spread" over the larger sizes:
     # each ratio spread(m) / spread(4m) between 1.6 and 2.4 from m = 16 on.
     quads = spreads[SIZES.index(QUAD_FROM):-2] / spreads[SIZES.index(QUAD_FROM) + 2:]
     section.claim(f"from {QUAD_FROM} up, quadrupling the batch roughly halves the spread "
                   f"(ratio {QUAD_RATIO_LOW:g} to {QUAD_RATIO_HIGH:g})",
-                  bool(np.all((quads > QUAD_RATIO_LOW) & (quads < QUAD_RATIO_HIGH))))
-    q("size_spread_ratio", spreads[0] / spreads[-1], ".0f")
+                  bool(np.all((quads > QUAD_RATIO_LOW) & (quads < QUAD_RATIO_HIGH))),
+                  backs=('every fourfold increase in batch size roughly halves it',))
+    q("size_spread_ratio", spreads[0] / spreads[-1], ".0f", unit="times less")
     section.claim(f"at the largest batch size the mean output is within {POPULATION_TOL:g} of the population value",
                   abs(means[-1] - population_output) < POPULATION_TOL)
 
@@ -198,7 +199,7 @@ def compute(section):
     q("pad_filled_spread", padded.std(), ".2f")
     q("pad_output_filled", pad_out_filled, ".2f")
     section.claim("the marked value is below the real mean but above the mean with filler",
-                  pad_out_real < 0 < pad_out_filled)
+                  pad_out_real < 0 < pad_out_filled, backs=('0.43 is below average', 'just above average',))
 
     # -- Running statistics at prediction time -------------------------------
     rng = section.rng(RUN_SEED)

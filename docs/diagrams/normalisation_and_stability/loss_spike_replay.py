@@ -211,7 +211,7 @@ def adam_divisor(exp_avg_sq: np.ndarray, step: np.ndarray) -> np.ndarray:
 
 def compute(section):
     q = section.quote
-    q("palm_spikes", PALM_SPIKES, "d")
+    q("palm_spikes", PALM_SPIKES, "d", unit="times")
     q("palm_rewind_steps", PALM_REWIND_STEPS, "d")
     q("palm_skipped_batches", PALM_SKIPPED_BATCHES, "d")
     q("dim", DIM, "d")
@@ -304,7 +304,7 @@ def compute(section):
     # Momentum carries the bad gradient on: weights keep moving the same way.
     moved_on_bad = np.linalg.norm(w[bad_row + 1, PLAIN] - w[bad_row, PLAIN])
     moved_to_peak = np.linalg.norm(w[peak_row + 1, PLAIN] - w[bad_row, PLAIN])
-    q("moved_by_peak_ratio", moved_to_peak / moved_on_bad, ".1f")
+    q("moved_by_peak_ratio", moved_to_peak / moved_on_bad, ".1f", unit="times the length")
     section.claim(f"by the peak the weights have moved several times (over {MOVED_FACTOR}) as far as on the bad step",
                   moved_to_peak > MOVED_FACTOR * moved_on_bad)
 
@@ -315,7 +315,7 @@ def compute(section):
     q("grad_norm_usual", gn_usual, ".3f")
     q("grad_norm_bad", gn0[bad_row], ",.0f")
     grad_ratio = gn0[bad_row] / gn_usual
-    q("grad_norm_ratio", grad_ratio, ",.0f")
+    q("grad_norm_ratio", grad_ratio, ",.0f", unit=("times the usual", "times larger"))
     section.claim("the gradient norm on the bad step is the largest of the run",
                   int(np.argmax(gn0)) == bad_row)
     section.claim(f"no step after the first {EARLY_STEPS} has a gradient norm within {BAD_NORM_SHARE:.0%} of the "
@@ -332,10 +332,10 @@ def compute(section):
     q("divisor_bad", div0[bad_row], ".2f")
     q("divisor_later", div0[bad_row + LATER_GAP], ".2f")
     q("divisor_end", div0[-1], ".2f")
-    q("divisor_bad_ratio", div0[bad_row] / div_usual, ",.0f")
+    q("divisor_bad_ratio", div0[bad_row] / div_usual, ",.0f", unit="times its usual")
     later_ratio = div0[bad_row + LATER_GAP] / div_usual
-    q("divisor_later_ratio", later_ratio, ",.0f")
-    q("divisor_end_ratio", div0[-1] / div_usual, ",.0f")
+    q("divisor_later_ratio", later_ratio, ",.0f", unit="times the usual")
+    q("divisor_end_ratio", div0[-1] / div_usual, ",.0f", unit="times")
     section.claim(f"the divisor {LATER_GAP} steps after the bad step is still over "
                   f"{DIVISOR_CLAIM_FACTOR}x its usual value", later_ratio > DIVISOR_CLAIM_FACTOR)
     section.claim(f"the divisor jumps on the bad step itself (over {DIVISOR_JUMP_FACTOR}x the step before)",
@@ -349,21 +349,24 @@ def compute(section):
     q("update_usual", upd_usual, ".4f")
     q("update_bad", upd0[bad_row], ".3f")
     update_ratio = upd0[bad_row] / upd_usual
-    q("update_ratio", update_ratio, ".0f")
+    q("update_ratio", update_ratio, ".0f", unit="times larger")
     section.claim(f"the update ratio is far below the gradient ratio (under 1/{UPDATE_RATIO_DIVISOR} of it)",
                   update_ratio < grad_ratio / UPDATE_RATIO_DIVISOR)
 
     # The three variants.
     final = losses[-1]
-    q("final_loss", final, ".4f")  # nothing done, clipped, skipped
+    q("final_loss", final, ".4f",  # nothing done, clipped, skipped
+      runs=(("nothing done", "doing nothing", "do-nothing"), ("clipped", "clipping"), ("skipped", "skipping")))
     q("final_tolerance", FINAL_TOLERANCE, ".3f")
     section.claim(f"the clipped and skipped runs end within {FINAL_TOLERANCE:g} of each other",
                   abs(final[CLIPPED] - final[SKIPPED]) < FINAL_TOLERANCE)
     section.claim("the clipped and skipped runs end below the do-nothing run",
-                  final[CLIPPED] < final[PLAIN] and final[SKIPPED] < final[PLAIN])
+                  final[CLIPPED] < final[PLAIN] and final[SKIPPED] < final[PLAIN],
+                  backs=("the clipped and skipped runs end below the run in which nothing was done",
+                         "still 0.0258 above the skipped run"))
     section.claim("the do-nothing run ends above its loss just before the bad step",
-                  final[PLAIN] > loss_before)
-    q("final_excess", final[PLAIN] - final[SKIPPED], ".4f")
+                  final[PLAIN] > loss_before, backs=('still above where it was before',))
+    q("final_excess", final[PLAIN] - final[SKIPPED], ".4f", run="skipped")  # the gap to the skipped run
     clipped_peak_row = bad_row + int(np.argmax(losses[bad_row:, CLIPPED]))
     clipped_peak = float(losses[clipped_peak_row, CLIPPED])
     q("clipped_peak_loss", clipped_peak, ".4f")
@@ -375,7 +378,7 @@ def compute(section):
                   skipped_rise < SKIPPED_RISE_SHARE * total_rise)
 
     # The clip threshold against the log of gradient norms.
-    q("clip_multiple", CLIP_NORM / gn_usual, ".1f")
+    q("clip_multiple", CLIP_NORM / gn_usual, ".1f", unit="times the usual")
     # The factor is the clipped run's own: its gradient on the bad step, as
     # clip_grad_norm_ saw it, over what it scaled it to.
     coef = CLIP_NORM / (grad_norm[bad_row, CLIPPED] + CLIP_TINY)
@@ -534,7 +537,8 @@ def draw(section, results):
                      textcoords="offset points", fontsize=9, color=colours[CLIPPED],
                      arrowprops={"arrowstyle": "-", "color": colours[CLIPPED], "lw": 0.8})
     ax_rest.legend(loc="upper right")
-    section.save_figure(fig, "three_variants")
+    section.save_figure(fig, "three_variants",
+                        caption_phrases=("the clipped and skipped runs end below the run in which nothing was done",))
 
 
 if __name__ == "__main__":

@@ -231,7 +231,7 @@ def format_facts(section, torch) -> dict[str, dict]:
     section.claim(f"bfloat16's largest value is within {BF16_MAX_TOLERANCE:.0%} of float32's",
                   abs(bf["max"] / f32["max"] - 1) < BF16_MAX_TOLERANCE)
     section.claim(f"float16's step above 1 is {EPS_RATIO} times finer than bfloat16's",
-                  bf["eps"] / f16["eps"] == EPS_RATIO)
+                  bf["eps"] / f16["eps"] == EPS_RATIO, backs=('float16 has a step eight times finer',))
     section.claim(f"float16's largest value is far below bfloat16's (less than {F16_MAX_BELOW:,.0f}, "
                   "which bfloat16 exceeds)", f16["max"] < F16_MAX_BELOW < bf["max"])
     section.claim(f"float16's smallest subnormal is far above bfloat16's (over {SUBNORMAL_GAP:.0e} times)",
@@ -289,7 +289,8 @@ def adam_moments(section, torch) -> None:
     # so rounding to nearest puts v back. Checked on every positive normal
     # bfloat16 value, not only on 1.
     section.claim(f"one step of the second moment (beta2 {MOMENT_BETAS[1]:g}) falls by at most less than "
-                  "bfloat16's smallest relative half step", 1 - MOMENT_BETAS[1] < half_steps[0])
+                  "bfloat16's smallest relative half step", 1 - MOMENT_BETAS[1] < half_steps[0],
+                  backs=('lowers it by only 0.1%, less than the smallest half step',))
     patterns = torch.arange(0x0080, 0x7F80, dtype=torch.int32).to(torch.int16)  # positive normals
     every_v = patterns.view(torch.bfloat16)
     fallen = (torch.tensor(MOMENT_BETAS[1], dtype=torch.float32) * every_v.float()).to(torch.bfloat16)
@@ -339,7 +340,7 @@ def master_copy(section, torch) -> dict:
 
     q("master_start", MASTER_START, "g")
     q("master_step", MASTER_STEP, ".4f")
-    q("master_steps", MASTER_STEPS, ",d")
+    q("master_steps", MASTER_STEPS, ",d", unit="times")
     paths = {}
     for key, dtype in (("bf16", torch.bfloat16), ("f32", torch.float32)):
         w = torch.tensor(MASTER_START, dtype=dtype)
@@ -371,7 +372,8 @@ def master_copy(section, torch) -> dict:
     q("f32_master_end", paths["f32"][-1], ".4f")
     q("bf16_master_end", paths["bf16"][-1], "g")
     section.claim("the bfloat16 copy stays exactly 1 after every step",
-                  bool(np.all(paths["bf16"] == 1.0)))
+                  bool(np.all(paths["bf16"] == 1.0)),
+                  backs=('the bfloat16 copy never moves', 'The bfloat16 copy never reaches the dotted line',))
     section.claim(f"the float32 copy ends at {F32_MASTER_END_TEXT} (4 decimals)",
                   f"{paths['f32'][-1]:.4f}" == F32_MASTER_END_TEXT)
     section.claim(f"the step ({MASTER_STEP:g}) is smaller than {ROUND_TO_NEAREST:g} of the bfloat16 gap below 1",
@@ -453,7 +455,9 @@ def underflow(section, torch) -> dict:
         normal &= ~sub
         rel_normal = np.abs(held[normal] / exact[normal].astype(np.float64) - 1)
         section.claim(f"{key}: float16's normal values round with relative error at most "
-                      f"2^{math.log2(F16_NORMAL_ERROR):.0f}", float(rel_normal.max()) <= F16_NORMAL_ERROR, f"largest {rel_normal.max():.3g}")
+                      f"2^{math.log2(F16_NORMAL_ERROR):.0f}", float(rel_normal.max()) <= F16_NORMAL_ERROR,
+                      f"largest {rel_normal.max():.3g}",
+                      backs=("A normal float16 number is never off by more than 0.049%",) if key == "f16" else ())
         counts[f"{key}_subnormal"] = int(sub.sum())
         counts[f"{key}_subnormal_error"] = float(np.median(rel))
     q("f16_smallest_normal", smallest_normal, "pow2")
@@ -488,7 +492,8 @@ def underflow(section, torch) -> dict:
     section.claim(f"every gradient is far above bfloat16's smallest normal value (over {BF16_HEADROOM:.0e} times)",
                   float(grads.min()) > BF16_HEADROOM * float(torch.finfo(torch.bfloat16).smallest_normal))
     section.claim(f"the largest gradient times {LOSS_SCALE:,} is below 1/{OVERFLOW_MARGIN} of float16's largest value",
-                  float(grads.max()) * LOSS_SCALE < float(torch.finfo(torch.float16).max) / OVERFLOW_MARGIN)
+                  float(grads.max()) * LOSS_SCALE < float(torch.finfo(torch.float16).max) / OVERFLOW_MARGIN,
+                  backs=('only overflows if the gradient was above about 64, and the largest is far below that',))
     return {"grads": grads, "scaled": grads * np.float32(LOSS_SCALE), "counts": counts,
             "subnormal": subnormal_stats}
 
@@ -515,7 +520,8 @@ def overflow(section, torch) -> dict:
     q("overflow_f16_first_inf", OVERFLOW_LIST[first], ",.0f")
     first_overflow = OVERFLOW_LIST[first]
     section.claim(f"{F16_FIRST_OVERFLOW:,.0f} overflows float16, and so does every larger value in the list",
-                  first_overflow == F16_FIRST_OVERFLOW and bool(np.all(np.isinf(f16[first:]))))
+                  first_overflow == F16_FIRST_OVERFLOW and bool(np.all(np.isinf(f16[first:]))),
+                  backs=("turns 100,000 and everything above it into infinity",))
     section.claim(f"float16 holds every value below {F16_FIRST_OVERFLOW:,.0f} finitely",
                   first_overflow == F16_FIRST_OVERFLOW and bool(np.all(np.isfinite(f16[:first]))))
     section.claim(f"bfloat16 holds every value in the list, within half a step "
@@ -563,7 +569,7 @@ def sums_and_scaling(section, torch) -> None:
     one = torch.tensor(1.0, dtype=torch.bfloat16)
     for _ in range(COUNT_TO):
         count = count + one
-    q("count_to", COUNT_TO, ",d")
+    q("count_to", COUNT_TO, ",d", unit="times")
     q("bf16_count_stall", float(count), ",.0f")
     mantissa = round(-math.log2(torch.finfo(torch.bfloat16).eps))
     section.agree("a bfloat16 running count and 2^(mantissa bits + 1), where 1 is half a step",

@@ -429,7 +429,7 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     post_off_one = max(float(np.max(np.abs(probes[POST][d]["stream_rms"][1:] - 1))) for d in DEPTHS)
     q("rms_one_tol", RMS_ONE_TOL, power_of_ten)
     section.claim(f"post-norm stream RMS is 1 (to {RMS_ONE_TOL:g}) after every block, at every depth",
-                  post_off_one < RMS_ONE_TOL)
+                  post_off_one < RMS_ONE_TOL, backs=('A post-norm block always brings it back to an RMS of one',))
     section.claim(f"pre-norm stream RMS ends larger than it starts ({DEPTH_BLOCKS} blocks)",
                   pre48["stream_rms"][-1] > pre48["stream_rms"][0])
 
@@ -464,7 +464,7 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     q("rss_tolerance", RSS_TOLERANCE, ".0%")
     section.claim_bound("after the first blocks, |stream RMS / root-sum-of-squares prediction - 1|",
                         abs(first_rms[-1] / rss[-1] - 1), "<", RSS_TOLERANCE, fmt="g",
-                        backs=("within 10% of the root-sum-of-squares line",))
+                        backs=("within 10% of the root-sum-of-squares line", 'What held at every seed is the picture itself: the stream ended within 10% of the root-sum-of-squares line',))
     section.claim("on the page's run the stream ends below the root-sum-of-squares prediction",
                   bool(first_rms[-1] < rss[-1]),
                   f"measured {first_rms[-1]:.4f}, root sum of squares {rss[-1]:.4f}", every_seed=False,
@@ -473,7 +473,7 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
                   f"against the stream (cosine between -{NEAR_RIGHT_ANGLE:g} and 0)",
                   bool(np.all((cosines < 0) & (cosines > -NEAR_RIGHT_ANGLE))),
                   f"cosines {np.round(cosines, 4).tolist()}", every_seed=False,
-                  backs=("leans slightly against the stream",))
+                  backs=("leans slightly against the stream", "on this run each block's output leans slightly against the stream it reads",))
     section.claim(f"every addition of the first blocks is within {NEAR_RIGHT_ANGLE:g} of a right angle "
                   f"(|cosine| < {NEAR_RIGHT_ANGLE:g})", bool(np.all(np.abs(cosines) < NEAR_RIGHT_ANGLE)), f"cosines {np.round(cosines, 4).tolist()}",
                   backs=("nearly at right angles",))
@@ -482,8 +482,8 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     ratios = {p: np.array([probes[p][d]["grad_rms"][1] / probes[p][d]["grad_rms"][-1] for d in DEPTHS])
               for p in PLACEMENTS}
     q("depths", DEPTHS, "d")
-    q("grad_ratio_pre", ratios[PRE], ".2f")
-    q("grad_ratio_post", ratios[POST], ".2f")
+    q("grad_ratio_pre", ratios[PRE], ".2f", unit="times")
+    q("grad_ratio_post", ratios[POST], ".2f", unit="times the gradient")
     section.claim("pre-norm: the first block's gradient RMS is at least the last block's, at every depth",
                   bool(np.all(ratios[PRE] >= 1)))
     section.claim("pre-norm's first/last gradient ratio is above post-norm's at every depth",
@@ -512,12 +512,12 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
                       auto_streams.reshape(stream_grads[:, 0].shape) / stream_scale, atol=AUTOGRAD_RTOL)
         grad_rms = np.sqrt(np.mean(stream_grads[:, 0] ** 2, axis=(1, 2)))
         sweep_ratio[placement] = grad_rms[1] / grad_rms[-1]
-    q("sweep_grad_ratio_post", sweep_ratio[POST], ".2f")
-    q("sweep_grad_ratio_pre", sweep_ratio[PRE], ".2f")
+    q("sweep_grad_ratio_post", sweep_ratio[POST], ".2f", unit="times the squared-error")
+    q("sweep_grad_ratio_pre", sweep_ratio[PRE], ".2f", unit="times")
     section.claim(f"in the swept stack at the start, post-norm's first block gets more than "
                   f"{FIRST_BLOCK_GRADIENT_SHARE:g} of the squared-error gradient its last gets",
                   sweep_ratio[POST] > FIRST_BLOCK_GRADIENT_SHARE,
-                  f"ratio {sweep_ratio[POST]:.3g}", backs=("more than half as much",))
+                  f"ratio {sweep_ratio[POST]:.3g}", backs=("more than half as much", 'at every seed more than half as much',))
     section.claim("on the page's run, in the swept stack at the start, post-norm's first block gets "
                   "less squared-error gradient than its last", sweep_ratio[POST] < 1,
                   f"ratio {sweep_ratio[POST]:.3g}", every_seed=False,
@@ -616,13 +616,13 @@ def compute(section):
     i03 = RATES.index(0.03)
     section.claim_bound("post-norm at lr 0.03: |score / var(y) - 1|",
                         abs(scores[POST][i03] / var_y - 1), "<=", COLLAPSE_TOL, fmt="g",
-                        backs=("At 0.03 post-norm collapsed at every seed",))
+                        backs=("At 0.03 post-norm collapsed at every seed", 'At 0.03 post-norm collapsed at every seed and under every kernel',))
     section.claim_bound("post-norm at lr 0.01 on the page's run: |score / var(y) - 1|",
                         abs(scores[POST][i01] / var_y - 1), "<=", COLLAPSE_TOL, fmt="g", every_seed=False,
-                        backs=("on the page's own run",))
+                        backs=("on the page's own run", "At 0.01 it collapsed on the page's own run under every kernel",))
     section.claim_bound("at lr 0.01, post-norm's score / pre-norm's score",
                         scores[POST][i01] / scores[PRE][i01], ">", POST_PRE_SCORE_FLOOR, fmt="g",
-                        backs=("more than ten times",))
+                        backs=("more than ten times", 'at 0.01 post-norm ended more than ten times higher than pre-norm at every seed',))
     section.claim(f"pre-norm at lr 0.01 ends far below var(y) (under {FAR_BELOW:.0%} of it)",
                   scores[PRE][i01] < FAR_BELOW * var_y)
     section.claim(f"pre-norm keeps training at every lr >= 0.01 (ends under {KEEPS_TRAINING:.0%} of var(y))",
@@ -630,7 +630,7 @@ def compute(section):
     small = [i for i, r in enumerate(RATES) if r < 0.01]
     section.claim(f"at the small rates both placements train (every score under {FAR_BELOW:.0%} of var(y))",
                   bool(np.all(scores[PRE][small] < FAR_BELOW * var_y))
-                  and bool(np.all(scores[POST][small] < FAR_BELOW * var_y)))
+                  and bool(np.all(scores[POST][small] < FAR_BELOW * var_y)), backs=('What held at every seed: both placements train at both small rates',))
     # What warmup does at every seed: post-norm at 0.01 trains for a while
     # (its lowest loss at any step falls under a tenth of var(y)), where
     # without warmup it never leaves the collapse level.
@@ -640,9 +640,12 @@ def compute(section):
     # The page's own run: these hold at seed offset 0 and the prose says that
     # other seeds can differ (the seed report shows where).
     section.claim(f"warmup brings post-norm at 0.01 below {WARMUP_TARGET:g}", scores[POST][n] < WARMUP_TARGET,
-                  every_seed=False, backs=("Warmup rescued post-norm on this run, not at every seed",))
+                  every_seed=False, backs=("Warmup rescued post-norm on this run, not at every seed",
+                                           "post-norm at 0.01 ends below 1 × 10⁻⁷ on the page's run, under every "
+                                           "numeric kernel",
+                                           "which only makes the first 50 steps smaller, avoids it on this run"))
     section.claim("at lr 0.001 pre-norm ends lower than post-norm", scores[PRE][0] < scores[POST][0],
-                  every_seed=False, backs=("at 0.001 pre-norm ends lower",))
+                  every_seed=False, backs=("at 0.001 pre-norm ends lower", "On the page's run, at 0.001 pre-norm ends lower",))
     section.claim("at lr 0.003 post-norm ends lower than pre-norm", scores[POST][1] < scores[PRE][1],
                   every_seed=False, backs=("at 0.003 the order flips",))
     section.claim("pre-norm's loss rises with the learning rate", bool(np.all(np.diff(scores[PRE]) > 0)),

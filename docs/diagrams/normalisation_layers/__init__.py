@@ -25,7 +25,10 @@ SECTION_SCRIPTS = {
     9: ("qk_norm",),
     10: ("across_seeds", "covariate_shift", "norm_placement", "qk_norm", "model_sizes"),  # the table's run settings; reproducing this page
     11: (),  # diverged branches: prose, every fact from the reading list
-    12: (),  # recap: words only
+    # The recap quotes no numbers; it names the scripts it summarises, so its
+    # direction and scope words need the same claims as the sections' own.
+    12: ("batch_norm_learning_rate", "covariate_shift", "loss_smoothness", "layer_norm_batch", "norm_placement",
+         "rms_norm_speed", "qk_norm"),
     13: ("layer_norm_batch", "norm_placement", "qk_norm"),  # check your understanding
     14: (),  # further reading
 }

@@ -36,7 +36,7 @@ def compute(section):
     q = section.quote
     for name, year, *_ in GENERATIONS:
         q(f"year_{name}", year, "d")  # years are written without a comma
-    q("inception_step_factor", INCEPTION_STEP_FACTOR, "d")
+    q("inception_step_factor", INCEPTION_STEP_FACTOR, "d", unit="times fewer")
     q("rms_speedup_low", RMS_SPEEDUP[0], ".0%")
     q("rms_speedup_high", RMS_SPEEDUP[1], ".0%")
     years = [g[1] for g in GENERATIONS]

@@ -171,7 +171,7 @@ def compute(section):
         cosines, ratios = np.array(r["cosines"])[late_mask], np.array(r["length_ratios"])[late_mask]
         q(f"{key}_cosine_median", np.median(cosines), ".2f")
         q(f"{key}_cosine_range", (cosines.min(), cosines.max()), ".2f")
-        q(f"{key}_length_ratio_median", np.median(ratios), ".1f")
+        q(f"{key}_length_ratio_median", np.median(ratios), ".1f", unit="times as long")
         q(f"{key}_largest_spread", max(r["spreads"]), ".3g")
         spreads = np.array(r["spreads"])
         q(f"{key}_largest_spread_late", spreads[late_mask].max(), ".3g")
@@ -180,12 +180,12 @@ def compute(section):
         section.claim(f"{network}: the update direction is not the gradient's (median cosine after step "
                       f"{AFTER} below {COSINE_BELOW:g})", float(np.median(cosines)) < COSINE_BELOW,
                       f"median cosine {np.median(cosines):.3g}")
-    q("median_ratio", medians["plain"] / medians["batch norm"], ".1f")
+    q("median_ratio", medians["plain"] / medians["batch norm"], ".1f", unit=("times larger", "times more"))
     q("update_median_ratio", update_medians["plain"] / update_medians["batch norm"], ".1f")
     section.claim("batch norm's median beta_hat after step 50 is below the plain network's",
                   medians["batch norm"] < medians["plain"],
                   f"batch norm {medians['batch norm']:.4g}, plain {medians['plain']:.4g}",
-                  backs=("below the plain network's",))
+                  backs=("below the plain network's", "how much smoother it was is this page's run"))
     section.claim("batch norm's median beta_hat along the update direction after step 50 is below the plain "
                   "network's", update_medians["batch norm"] < update_medians["plain"],
                   f"batch norm {update_medians['batch norm']:.4g}, plain {update_medians['plain']:.4g}")

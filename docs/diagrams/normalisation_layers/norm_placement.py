@@ -42,6 +42,15 @@ REDUCED = {"layers": 2, "steps": 4, "eval_every": 2}
 FULL = {"layers": LAYERS, "steps": STEPS, "eval_every": EVAL_EVERY}
 
 # (quote key, norm, placement, learning rate, warmup fraction)
+# The words the prose names each run by (the page check reads them).
+RUN_WORDS = {
+    "post_low": ("post-norm",), "pre_low": ("pre-norm",),
+    "post_warmup": ("post-norm with warmup", "post-norm"),
+    "post_no_warmup": ("post-norm without warmup", "post-norm"),
+    "pre_warmup": ("pre-norm with warmup", "pre-norm"),
+    "pre_no_warmup": ("pre-norm without warmup", "pre-norm", "layer norm"),
+    "rms_pre_no_warmup": ("RMS norm",),
+}
 RUNS = (
     ("post_low", "layer", "post", LOW_RATE, 0.0),
     ("pre_low", "layer", "pre", LOW_RATE, 0.0),
@@ -116,7 +125,7 @@ def compute(section):
     q("betas", BETAS, "g")
     q("weight_decay", WEIGHT_DECAY, "g")
     q("clip_norm", CLIP_NORM, ".1f")
-    q("floor", FLOOR, "g")
+    q("floor", FLOOR, "g", unit="times the peak")
     q("swiglu_hidden", int(8 * DIM / 3), "d")
     q("rotary_base", ROTARY_BASE, ",.0f")
     q("layer_norm_eps", NORMS["layer"](1).eps, ".0x")
@@ -136,7 +145,7 @@ def compute(section):
     q("start_loss", runs["pre_low"]["validation"][0], ".2f")  # all runs start from the same weights
     final = {key: runs[key]["validation"][-1] for key, *_ in RUNS}
     for key, *_ in RUNS:
-        q(f"final_{key}", final[key], ".3f")
+        q(f"final_{key}", final[key], ".3f", unit="nats per character", run=RUN_WORDS[key])
     if section.echo:  # the curves the figure draws
         steps_text = " ".join(f"{s:>6d}" for s in runs["pre_low"]["eval_steps"])
         print(f"validation loss at step {steps_text}")
@@ -150,10 +159,10 @@ def compute(section):
     section.claim(f"at lr {HIGH_RATE:g} both pre-norm runs end below both post-norm runs",
                   worst_pre < best_post,
                   f"worst pre-norm {worst_pre:.4f}, best post-norm {best_post:.4f}",
-                  backs=("end below both post-norm runs",))
+                  backs=("end below both post-norm runs", "both pre-norm runs end below both post-norm runs"))
     best_pre = min(final[k] for k in pre_high)
     gap = final["post_no_warmup"] - best_pre
-    q("gap_post_no_warmup", gap, ".2f")
+    q("gap_post_no_warmup", gap, ".2f", unit=("above", "nats per character above"))
     q("far_above", FAR_ABOVE, ".1f")
     section.claim_bound(f"post-norm without warmup at lr {HIGH_RATE:g} minus the better pre-norm run, "
                         "final validation loss (nats per character)", gap, ">=", FAR_ABOVE, fmt=".1f")
@@ -164,7 +173,17 @@ def compute(section):
     low_gap = final["pre_low"] - final["post_low"]
     q("low_gap", abs(low_gap), ".3f")
     section.claim(f"at lr {LOW_RATE:g} post-norm ends below pre-norm", low_gap > 0,
-                  f"post {final['post_low']:.4f}, pre {final['pre_low']:.4f}", every_seed=False)
+                  f"post {final['post_low']:.4f}, pre {final['pre_low']:.4f}", every_seed=False,
+                  backs=("at 0.003 post-norm ends just below pre-norm, on this run only",
+                         "At the lower rate of 0.003, where both placements train well, they tie in this run",
+                         "at one other seed pre-norm ended ahead at 0.003, so which placement leads there is a "
+                         "statement about this run only",
+                         "At the lower rate both placements trained, and which one led there is this page's run only"))
+    lowest_pre = min(final[k] for k in pre_high)
+    section.claim(f"on the page's run a pre-norm run at lr {HIGH_RATE:g} ends lowest of the six layer-norm runs",
+                  all(lowest_pre <= loss for key, loss in final.items() if not key.startswith("rms")),
+                  f"lowest pre-norm {lowest_pre:.4f}", every_seed=False,
+                  backs=("in this run, it reaches the lowest loss of the six",))
 
     # What "learned nothing" would score: the training text's character
     # frequencies alone, as a prediction of the validation windows.
@@ -178,7 +197,7 @@ def compute(section):
     section.claim_bound(f"|post-norm without warmup at lr {HIGH_RATE:g} - frequencies-only loss| "
                         "(nats per character)",
                         abs(final["post_no_warmup"] - unigram), "<=", UNIGRAM_NEAR, fmt=".2f",
-                        every_seed=False)
+                        every_seed=False, backs=("so this run learned next to nothing",))
 
     # Section 8's rerun: the lr 0.01 pre-norm run without warmup again with
     # RMS norm. The two lr 0.01 pre-norm runs tie, so it is (one of) the best.
@@ -191,7 +210,8 @@ def compute(section):
     gap = abs(final["rms_pre_no_warmup"] - final["pre_no_warmup"])
     q("rms_gap", gap, ".3f")
     section.claim_bound(f"|RMS norm - layer norm| final validation loss, lr {HIGH_RATE:g} pre-norm without warmup",
-                        gap, "<=", RMS_MATCH, fmt=".2f")
+                        gap, "<=", RMS_MATCH, fmt=".2f",
+                        backs=("RMS norm trained as well as layer norm on this page's run",))
     q("rms_match", RMS_MATCH, ".2f")
     return {"runs": runs, "final": final, "unigram": float(section.text("unigram_loss"))}
 
@@ -224,7 +244,7 @@ def draw(section, results):
                f"character frequencies alone: {section.text('unigram_loss')}", ha="right", va="bottom",
                fontsize=8.5, color=PALETTE["grey"])
     left.set_ylabel("validation loss (nats per character)")
-    section.save_figure(fig, "curves")
+    section.save_figure(fig, "curves", caption_phrases=("both pre-norm runs end below both post-norm runs",))
 
     # Section 8: layer norm and RMS norm, the lr 0.01 pre-norm runs.
     fig = new_figure(8.0, 3.4, margins=(0.62, 0.5, 0.3, 0.12),

@@ -120,7 +120,8 @@ def compute(section):
     q("bound_checks", checked, ",d")
     section.claim("with QK-norm every block's largest logit at every step is within the bound "
                   "sqrt(d_head) * max|g_q| * max|g_k| of that step's gains", slack >= 0,
-                  f"{checked} block-steps, smallest slack {slack:.4g}")
+                  f"{checked} block-steps, smallest slack {slack:.4g}",
+                  backs=("they stayed within the gains' bound at every step of every run",))
     bound_at_largest = [float(runs[(lr, True)]["bounds"].max()) for lr in RATES]
     q("largest_bound_qk", bound_at_largest, ",.1f")
     top = RATES[-1]
@@ -128,6 +129,16 @@ def compute(section):
     q("loss_gain_top", without - with_qk, ".3f")
     section.claim(f"at lr {top:g} the final validation loss is lower with QK-norm", with_qk < without,
                   f"with {with_qk:.4f}, without {without:.4f}", backs=("lower with QK-norm",))
+    middle, low = RATES[1], RATES[0]
+    section.claim(f"at lr {middle:g} the final validation loss is lower with QK-norm",
+                  runs[(middle, True)]["validation"][-1] < runs[(middle, False)]["validation"][-1],
+                  backs=("at 0.03 it is lower too",))
+    section.claim(f"on the page's run at lr {low:g} the run without QK-norm ends below the run with it",
+                  runs[(low, False)]["validation"][-1] < runs[(low, True)]["validation"][-1], every_seed=False,
+                  backs=("at 0.01 the run without QK-norm is slightly ahead",
+                         "so in this run QK-norm made the larger rates cost less",
+                         "which run is ahead at 0.01 is this run's only",
+                         "Which run was ahead at the smallest rate is this page's run only"))
 
     # Check your understanding: the bound with unit gains and head width 16,
     # computed, and the runs' first step (gains still 1) within it.
