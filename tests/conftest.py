@@ -110,8 +110,10 @@ def pytest_xdist_make_scheduler(config, log):
 def _xdist_rank(item) -> tuple[int, int]:
     unit = xdist_unit_of(item)
     order = UNIT_ORDER.index(unit) if unit in UNIT_ORDER else len(UNIT_ORDER)
-    # within the notebooks' group the executions come first: their kernels start at once
-    return order, 0 if "executed" in getattr(item, "fixturenames", ()) else 1
+    # within a unit, the tests that start child processes come first (the notebooks'
+    # kernels, the OpenBLAS variants' runs): the children run beside the rest of the unit
+    starts_children = {"executed", "openblas_variant_children"} & set(getattr(item, "fixturenames", ()))
+    return order, 0 if starts_children else 1
 
 
 @pytest.hookimpl(trylast=True)  # after deselection, on the final order

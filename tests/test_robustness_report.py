@@ -108,28 +108,48 @@ def deterministic_part(record: dict) -> dict:
         "claims": [(c["statement"], c["holds"]) for c in record["claims"]]}))
 
 
+TORCH_ONLY_PACKAGES = [p for p in page_packages() if getattr(page_config(p), "TORCH_ONLY_SECTIONS", ())]
+
+
+@pytest.fixture(scope="session")
+def openblas_variant_children() -> dict:
+    """{package: {variant: child}}: each page's torch-only sections, reduced,
+    in a fresh interpreter under each OpenBLAS-only variant. Session-scoped and
+    asked for before `regenerated`, so the children start first and run while
+    the session's pinned runs are computed (the test's two halves overlap)."""
+    from robustness_report import openblas_only
+
+    variants = [v for v in numeric_env.VARIANTS if openblas_only(v)]
+    assert variants
+    children = {}
+    for package in TORCH_ONLY_PACKAGES:
+        code = RUN_REDUCED.format(diagrams=str(REPO_ROOT / "docs" / "diagrams"), package=package,
+                                  sections=list(page_config(package).TORCH_ONLY_SECTIONS))
+        children[package] = {v: subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                                 stderr=subprocess.PIPE, text=True,
+                                                 env={**os.environ, numeric_env.VARIANT_ENV: v})
+                             for v in variants}
+    yield children
+    for child in (c for by_variant in children.values() for c in by_variant.values()):
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("package", [p for p in page_packages()
-                                     if getattr(page_config(p), "TORCH_ONLY_SECTIONS", ())])
-def test_openblas_variants_cannot_change_torch_only_sections(package, regenerated):
+@pytest.mark.parametrize("package", TORCH_ONLY_PACKAGES)
+def test_openblas_variants_cannot_change_torch_only_sections(package, openblas_variant_children, regenerated):
     """The report skips the OpenBLAS-only variants for the sections a page
     lists as torch-only; here their reduced runs (the same code paths) give
     exactly the same values under those variants as the session's pinned
     runs (reused, not rerun: this test is among the slowest)."""
-    from robustness_report import openblas_only
-
     sections = list(page_config(package).TORCH_ONLY_SECTIONS)
     # the session ran each heavy section reduced, as the children do; a light
     # one has no reduced configuration, so its full run is the same run
     assert all(regenerated[s].get()["reduced"] == regenerated[s].get()["heavy"] for s in sections)
     pinned = {s: deterministic_part(regenerated[s].get()) for s in sections}
     assert all(pinned[s]["claims"] for s in sections), "a torch-only section with no claims compares nothing"
-    code = RUN_REDUCED.format(diagrams=str(REPO_ROOT / "docs" / "diagrams"), package=package, sections=sections)
-    variants = [v for v in numeric_env.VARIANTS if openblas_only(v)]
-    assert variants
-    children = {v: subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, env={**os.environ, numeric_env.VARIANT_ENV: v})
-                for v in variants}
+    children = openblas_variant_children[package]
     outputs = {v: child.communicate(timeout=300) for v, child in children.items()}
     for v, (out, err) in outputs.items():
         assert children[v].returncode == 0, f"{v}: {err}"
