@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -89,6 +90,11 @@ def xdist_unit_of(item) -> str | None:
 def pytest_configure(config):
     if not XDIST_WORKER and getattr(config.option, "numprocesses", None):  # the controller, before its workers start
         os.environ[UNITS_FILE_ENV] = str(Path(tempfile.mkdtemp(prefix="xdist-units-")) / "units.json")
+
+
+def pytest_unconfigure(config):
+    if not XDIST_WORKER and os.environ.get(UNITS_FILE_ENV):  # the controller: its scratch folder
+        shutil.rmtree(Path(os.environ.pop(UNITS_FILE_ENV)).parent, ignore_errors=True)
 
 
 @pytest.hookimpl(optionalhook=True)
