@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -63,8 +64,68 @@ SLOW_TEST_TIMEOUT = 240
 SESSION_FIXTURE_TIMEOUT = 600
 
 
+# `make test` runs on two xdist workers (pyproject.toml: -n 2 --dist loadscope).
+# A test whose set-up is expensive and shared (the session's regenerated
+# sections, a module's built site or executed notebooks) runs on the worker
+# that holds that set-up: each such set-up is one scheduling unit, built once.
+# xdist's own `xdist_group` cannot say so under pytest 9 (it renames
+# item._nodeid, which pytest 9 no longer reads), so each worker writes its
+# tests' units to a file and the scheduler below reads it. On a worker the
+# units go first, longest first, so both workers start on them and the short
+# tests fill in after.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+UNITS_FILE_ENV = "TESTS_XDIST_UNITS_FILE"
+MODULE_UNITS = {"test_notebooks": "notebooks", "test_site": "site", "test_page_snippet": "page-snippet"}
+UNIT_ORDER = ("notebooks", "regenerated", "site")
+
+
+def xdist_unit_of(item) -> str | None:
+    """The set-up a test shares with others (so they run on one worker), if any."""
+    if "regenerated" in getattr(item, "fixturenames", ()):
+        return "regenerated"
+    module = getattr(item, "module", None)
+    return MODULE_UNITS.get(module.__name__) if module else None
+
+
+def pytest_configure(config):
+    if not XDIST_WORKER and getattr(config.option, "numprocesses", None):  # the controller, before its workers start
+        os.environ[UNITS_FILE_ENV] = str(Path(tempfile.mkdtemp(prefix="xdist-units-")) / "units.json")
+
+
+def pytest_unconfigure(config):
+    if not XDIST_WORKER and os.environ.get(UNITS_FILE_ENV):  # the controller: its scratch folder
+        shutil.rmtree(Path(os.environ.pop(UNITS_FILE_ENV)).parent, ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """loadscope, with the units the workers wrote instead of one per module."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedSetUpScheduling(LoadScopeScheduling):
+        units: dict | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.units is None:  # read once every worker has collected (xdist schedules only then)
+                self.units = json.loads(Path(os.environ[UNITS_FILE_ENV]).read_text(encoding="utf-8"))
+            return self.units.get(nodeid, nodeid)
+
+    return SharedSetUpScheduling(config, log)
+
+
+def _xdist_rank(item) -> tuple[int, int]:
+    unit = xdist_unit_of(item)
+    order = UNIT_ORDER.index(unit) if unit in UNIT_ORDER else len(UNIT_ORDER)
+    # within a unit, the tests that start child processes come first (the notebooks'
+    # kernels, the OpenBLAS variants' runs): the children run beside the rest of the unit
+    starts_children = {"executed", "skipped_variant_children"} & set(getattr(item, "fixturenames", ()))
+    return order, 0 if starts_children else 1
+
+
 @pytest.hookimpl(trylast=True)  # after deselection, on the final order
 def pytest_collection_modifyitems(items):
+    if XDIST_WORKER:  # the same order on every worker (xdist checks it)
+        items.sort(key=_xdist_rank)  # stable: the collection's order within a group and among the rest
     first_to_regenerate = next((item for item in items if "regenerated" in item.fixturenames), None)
     for item in items:
         if item.get_closest_marker("timeout"):
@@ -166,10 +227,20 @@ def run(request, regenerated) -> SectionRun:
     return regenerated[request.param.name]
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist tells the controller the collection is done
 def pytest_collection_finish(session) -> None:
-    """Start the pages' notebooks executing (tests/test_notebooks.py) as soon
-    as the tests are known, in child processes, so their kernels run beside
-    the other tests instead of after them."""
+    """On an xdist worker: write each test's scheduling unit for the
+    controller. Otherwise: start the pages' notebooks executing
+    (tests/test_notebooks.py) as soon as the tests are known, in child
+    processes, so their kernels run beside the other tests instead of after
+    them (on a worker, the notebooks' own worker starts them: their tests
+    come first there)."""
+    if XDIST_WORKER:
+        from section_kit import write_json_atomically
+
+        units = {item.nodeid: xdist_unit_of(item) for item in session.items if xdist_unit_of(item)}
+        write_json_atomically(Path(os.environ[UNITS_FILE_ENV]), units)  # every worker writes the same
+        return
     if any(item.module.__name__ == "test_notebooks" and item.get_closest_marker("slow")
            for item in session.items if getattr(item, "module", None)):
         import test_notebooks

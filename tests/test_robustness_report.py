@@ -13,7 +13,7 @@ import sys
 import pytest
 
 import numeric_env
-from conftest import REPO_ROOT, skip_bit_level
+from conftest import REPO_ROOT, is_heavy, skip_bit_level
 from page_registry import page_config, page_packages
 import robustness_report
 from robustness_report import HASH_LINE, data_path, experiment_sections, report_path
@@ -110,15 +110,23 @@ def deterministic_part(record: dict) -> dict:
         "claims": [(c["statement"], c["holds"]) for c in record["claims"]]}))
 
 
-def rerun_under_variants(package: str, sections: list[str], variants: list[str], regenerated) -> dict:
-    """{variant: (records, whether torch was loaded)} for the sections rerun
-    as the session ran them (reduced where heavy, as the report's skips are
-    decided for every configuration), one fresh interpreter per variant."""
-    runs = [(s, regenerated[s].reduced) for s in sections]
+def start_under_variants(package: str, sections: list[str], variants: list[str]) -> dict:
+    """{variant: child}: the sections rerun as the session runs them (reduced
+    where heavy, as the report's skips are decided for every configuration),
+    one fresh interpreter per variant, started now."""
+    scripts = {s.name: s for s in experiment_sections([package])}
+    runs = [(s, is_heavy(scripts[s])) for s in sections]
     code = RUN_REDUCED.format(diagrams=str(REPO_ROOT / "docs" / "diagrams"), package=package, sections=runs)
-    children = {v: subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, env={**os.environ, numeric_env.VARIANT_ENV: v})
-                for v in variants}
+    return {v: subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env={**os.environ, numeric_env.VARIANT_ENV: v})
+            for v in variants}
+
+
+def rerun_under_variants(package: str, sections: list[str], variants: list[str],
+                         children: dict | None = None) -> dict:
+    """{variant: (records, whether torch was loaded)} for the sections rerun
+    under each variant (``children``: already started by start_under_variants)."""
+    children = children or start_under_variants(package, sections, variants)
     outputs = {v: child.communicate(timeout=300) for v, child in children.items()}
     fresh = {}
     for v, (out, err) in outputs.items():
@@ -139,10 +147,34 @@ def assert_same_results(pinned: dict, fresh: dict, variant: str) -> None:
     assert not moved, f"under {variant} these claims of sections it is skipped for changed:\n" + "\n".join(moved)
 
 
+TORCH_ONLY_PACKAGES = [p for p in page_packages() if getattr(page_config(p), "TORCH_ONLY_SECTIONS", ())]
+
+
+def skipped_variants(package: str, section: str) -> list[str]:
+    script = next(s for s in experiment_sections([package]) if s.name == section)
+    return [v for v in robustness_report.variants() if robustness_report.skip_reason(script, v)]
+
+
+@pytest.fixture(scope="session")
+def skipped_variant_children() -> dict:
+    """{package: {variant: child}}: each page's torch-only sections, run in a
+    fresh interpreter under each variant the report skips for them. Asked for
+    before `regenerated` computes anything, so the children run while the
+    session's pinned runs are computed (the test's two halves overlap)."""
+    children = {}
+    for package in TORCH_ONLY_PACKAGES:
+        sections = list(page_config(package).TORCH_ONLY_SECTIONS)
+        children[package] = start_under_variants(package, sections, skipped_variants(package, sections[0]))
+    yield children
+    for child in (c for by_variant in children.values() for c in by_variant.values()):
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("package", [p for p in page_packages()
-                                     if getattr(page_config(p), "TORCH_ONLY_SECTIONS", ())])
-def test_skipped_variants_cannot_change_torch_only_sections(package, regenerated):
+@pytest.mark.parametrize("package", TORCH_ONLY_PACKAGES)
+def test_skipped_variants_cannot_change_torch_only_sections(package, skipped_variant_children, regenerated):
     """The report skips the OpenBLAS-only variants and numpy's X86_V2 loops
     for the sections a page lists as torch-only; here their reduced runs
     (the same code paths) give exactly the same values under those variants
@@ -154,70 +186,12 @@ def test_skipped_variants_cannot_change_torch_only_sections(package, regenerated
     assert all(regenerated[s].get()["reduced"] == regenerated[s].get()["heavy"] for s in sections)
     pinned = {s: deterministic_part(regenerated[s].get()) for s in sections}
     assert all(pinned[s]["claims"] for s in sections), "a torch-only section with no claims compares nothing"
-    script = next(s for s in experiment_sections([package]) if s.name == sections[0])
-    variants = [v for v in robustness_report.variants() if robustness_report.skip_reason(script, v)]
+    variants = skipped_variants(package, sections[0])
     assert {"openblas-sandybridge", "openblas-prescott", "numpy-x86-v2"} <= set(variants)
-    for v, (records, _) in rerun_under_variants(package, sections, variants, regenerated).items():
+    children = skipped_variant_children[package]
+    assert set(children) == set(variants)
+    for v, (records, _) in rerun_under_variants(package, sections, variants, children).items():
         assert_same_results(pinned, records, v)
-
-
-NO_TORCH_SECTIONS = [s for s in experiment_sections(page_packages()) if not robustness_report.loads_torch(s)]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("package", sorted({s.package for s in NO_TORCH_SECTIONS}))
-def test_sections_that_never_load_torch_cannot_change_under_torch_variants(package, regenerated):
-    """The report skips the torch variants for a section whose code never
-    loads torch (robustness_report.loads_torch, read from the code). Here
-    those sections run in a fresh interpreter under a torch variant: torch
-    is never imported, so no torch setting can reach them, and their values
-    are exactly the session's pinned ones."""
-    sections = [s.name for s in NO_TORCH_SECTIONS if s.package == package]
-    pinned = {s: deterministic_part(regenerated[s].get()) for s in sections}
-    assert all(pinned[s]["claims"] or pinned[s]["quotes"] for s in sections), "a section that compares nothing"
-    script = next(s for s in NO_TORCH_SECTIONS if s.package == package)
-    variants = [v for v in robustness_report.variants() if robustness_report.skip_reason(script, v)]
-    assert set(variants) == {"torch-default", "torch-two-threads"}
-    # One fresh interpreter suffices for both: torch never loading is what makes them unable to matter.
-    (records, torch_loaded), = rerun_under_variants(package, sections, ["torch-default"], regenerated).values()
-    assert not torch_loaded, f"{', '.join(sections)} imported torch: robustness_report.loads_torch missed how"
-    assert_same_results(pinned, records, "torch-default")
-
-
-def test_every_variant_is_run_for_some_section():
-    """A skip is for a section that cannot change under a variant; no rule
-    may skip a variant everywhere (it would then test nothing)."""
-    scripts = experiment_sections(page_packages())
-    unused = [v for v in robustness_report.variants()
-              if all(robustness_report.skip_reason(s, v) for s in scripts)]
-    assert not unused, f"no section is rerun under {', '.join(unused)}"
-    assert all("any" not in robustness_report.variant_libraries(v) for v in robustness_report.variants()), \
-        "a variant changes a setting robustness_report.LIBRARY_OF_SETTING does not know"
-
-
-@pytest.mark.slow  # two interpreters import numpy and matplotlib
-def test_one_schedule_runs_every_job_and_keeps_each(tmp_path, monkeypatch):
-    """run_all sends each run to its variant's server, several at once, and
-    keeps each finished run in the cache and its CPU time for the next order."""
-    monkeypatch.setattr(robustness_report, "RUNS_DIR", tmp_path / "runs")
-    monkeypatch.setattr(robustness_report, "CACHE_DIR", tmp_path / "runs" / "cache")
-    monkeypatch.setattr(robustness_report, "COSTS_FILE", tmp_path / "costs.json")
-    monkeypatch.setattr(robustness_report, "SCHEDULE_FILE", tmp_path / "schedule.json")
-    script = NO_TORCH_SECTIONS[0]  # light: no torch to import
-    jobs = [(script, (numeric_env.PINNED, 1)), (script, (numeric_env.PINNED, 2)), (script, ("numpy-x86-v2", 0))]
-    said = []
-    results = robustness_report.run_all(jobs, said.append, cores=2)
-    assert set(results) == {(script.name, run) for _, run in jobs}
-    for (_, (variant, offset)), result in results.items():
-        assert result["ok"], result["error"]
-        assert (result["record"]["variant"], result["record"]["seed_offset"]) == (variant, offset)
-        assert robustness_report.cached_result(script, (variant, offset))["record"] == result["record"]
-    costs = json.loads((tmp_path / "costs.json").read_text(encoding="utf-8"))
-    assert {robustness_report.cost_key(script, v) for v in (numeric_env.PINNED, "numpy-x86-v2")} <= set(costs)
-    schedule = json.loads((tmp_path / "schedule.json").read_text(encoding="utf-8"))
-    assert sorted((r["variant"], r["seed_offset"]) for r in schedule["runs"] if "section" in r) == \
-        sorted(run for _, run in jobs)
-    assert not list((tmp_path / "runs").glob("run-*.json")), "a run's result file was left behind"
 
 
 def test_a_finished_run_is_kept_for_its_inputs_only(tmp_path, monkeypatch):
