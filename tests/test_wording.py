@@ -31,9 +31,12 @@ FIGURE = ("\n:::{figure} ../figures/demo/demo_curves.svg\n:alt: Loss curves; pre
           "The two runs.\n:::\n")
 
 
-def check(tmp_path, body, *, claims=CLAIMS, held=True, allow="", caption_phrases=None):
+def check(tmp_path, body, *, claims=CLAIMS, held=True, allow="", caption_phrases=None, derived=False,
+          listed=None):
     """Check a one-section page whose script registers QUOTES and ``claims``;
-    the robustness report says every claim held everywhere (``held``)."""
+    the robustness report says every claim held everywhere (``held``), or,
+    unless ``listed``, does not list them (a ``derived`` section, computed
+    from the report, is not in it)."""
     numbers = tmp_path / "figures" / "numbers"
     numbers.mkdir(parents=True, exist_ok=True)
     record = {"quotes": QUOTES, "claims": claims, "figures": []}
@@ -43,13 +46,16 @@ def check(tmp_path, body, *, claims=CLAIMS, held=True, allow="", caption_phrases
     report = {"sections": {"demo": {"claims": [
         {"statement": c["statement"], "every_seed": c["every_seed"],
          "holds": {"seed 0": True, "seed 1": held, "torch-default": True}} for c in claims]}}}
+    if not (listed if listed is not None else not derived):
+        report = {"sections": {}}
     (numbers.parent / "robustness.json").write_text(json.dumps(report))
     allowlist = tmp_path / "allow.toml"
     allowlist.write_text(allow)
     page = tmp_path / "page.md"
     page.write_text(HEAD + body, encoding="utf-8")
     config = SimpleNamespace(__name__="demo_page", PAGE="demo", PAGE_FILE=str(page),
-                             SECTION_SCRIPTS={1: ("demo",)}, SHARED_QUOTES=(), STRUCTURAL=())
+                             SECTION_SCRIPTS={1: ("demo",)}, SHARED_QUOTES=(), STRUCTURAL=(),
+                             DERIVED_SECTIONS=("demo",) if derived else ())
     golden = tmp_path / "golden"
     golden.mkdir(exist_ok=True)
     (golden / "page.json").write_text(json.dumps(check_page.pinned_binding(config, page_path=page,
@@ -112,6 +118,19 @@ def test_scope_words_need_an_every_seed_claim_that_held_everywhere(tmp_path):
     one_run = [{**claims[0], "every_seed": False}]
     [line] = check(tmp_path, general, claims=one_run)
     assert "is about the page's run only (every_seed=False)" in line
+
+
+def test_a_derived_sections_holding_claim_backs_scope_words(tmp_path):
+    """A section computed from the robustness report (across seeds) is not
+    in the report; its claim is the report's verdict, so it backs a scope
+    word while it holds, and not once it fails."""
+    general = "At every seed pre-norm ends below post-norm, at 2.150 against 3.330.\n"
+    claims = [{**CLAIMS[0], "backs": ["At every seed pre-norm ends below post-norm"]}]
+    assert check(tmp_path, general, claims=claims, derived=True) == []
+    [line] = check(tmp_path, general, claims=[{**claims[0], "holds": False}], derived=True)
+    assert "a scope word 'At every seed'" in line
+    [line] = check(tmp_path, general, claims=claims, listed=False)  # not derived: the report must list it
+    assert "is not in the robustness report" in line
 
 
 def test_one_run_words_need_a_claim(tmp_path):

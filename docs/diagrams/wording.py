@@ -15,8 +15,10 @@ evidence, in this order:
 
 1. it sits inside a phrase one of the section's claims backs (``backs=``),
    and the claim's scope fits the word: a scope word needs an every-seed
-   claim that held in every run of the page's robustness report; a one-run
-   word or a direction word any claim;
+   claim that held in every run of the page's robustness report (or a
+   holding claim of a section computed from that report, DERIVED_SECTIONS,
+   which the report does not rerun); a one-run word or a direction word any
+   claim;
 2. or the quotes verify it: the word is part of the unit its number's quote
    declares ("1,304 times bigger", a quote with unit "times bigger"); or a
    signed word (larger, below, fewer, ...) compares two quoted numbers the
@@ -448,6 +450,7 @@ def check(page, config, records: dict, numbers, *, robustness_path: Path, allowl
     pending = pending_sections(allowlist_path, config.PAGE, error)
     stats.allowlist_entries = len(allowlist)
     held = robustness_holds(robustness_path)
+    derived = set(getattr(config, "DERIVED_SECTIONS", ()))
     report_name = robustness_path.name
     for sentence in page_sentences(page, config, records, numbers):
         scripts = config.SECTION_SCRIPTS[sentence.section]
@@ -464,7 +467,7 @@ def check(page, config, records: dict, numbers, *, robustness_path: Path, allowl
             detail = ""
             covering = [(s, c) for a, b, s, c in spans if a <= occurrence.start and occurrence.end <= b]
             fitting = [(s, c) for s, c in covering if occurrence.kind != "general" or scope_fits(
-                occurrence, s, c, held)]
+                occurrence, s, c, held, derived)]
             if fitting:
                 how.add("claim")
                 continue
@@ -501,10 +504,14 @@ def check(page, config, records: dict, numbers, *, robustness_path: Path, allowl
     return findings, stats
 
 
-def scope_fits(occurrence: Occurrence, script: str, claim: dict, held) -> bool:
+def scope_fits(occurrence: Occurrence, script: str, claim: dict, held, derived=frozenset()) -> bool:
     """A scope word fits its claim: every seed needs an every-seed claim that
     held in every run of the robustness report; every kernel, a claim that
-    held under every variant at the page's seeds."""
+    held under every variant at the page's seeds. A derived section's claim
+    is computed from the report's runs themselves (the report does not rerun
+    it), so it fits when it holds and the report exists."""
+    if script in derived:
+        return held is not None and bool(claim.get("holds")) and claim.get("every_seed", True)
     record = (held or {}).get((script, claim["statement"]))
     if record is None:
         return False

@@ -28,6 +28,14 @@ REPORT_DATA = Path(__file__).resolve().parent / INPUTS[0]
 SEEDS = ("seed 0", "seed 1", "seed 2")
 TWO_THREADS = "torch-two-threads"
 LOW_RATE_ORDER = "at lr 0.003 post-norm ends below pre-norm"  # norm_placement's page-run claim
+LAYER_NORM_UNMOVED = "layer norm's change of example 0's output between the batches is exactly 0"
+# The phrases of section 10's summary that restate a section's claim, by the
+# claim they restate: this section's claim that the claim held (in every
+# run, or at the page's seeds under every kernel) backs them.
+SUMMARY_BACKS = {
+    ("layer_norm_batch", LAYER_NORM_UNMOVED): ("Layer norm's output for the kept example never moved with its batch",),
+    ("norm_placement", LOW_RATE_ORDER): ("At the page's seeds post-norm ends ahead",),
+}
 
 # (row key, page section, section script, quote element): the runs the table shows.
 ROWS = (
@@ -101,27 +109,39 @@ def compute(section):
                   ", ".join(threads_moved), backs=("Two torch threads changed no computed number",))
 
     # The claims of every experiment section, over every run the report made.
-    every, page_only, page_only_elsewhere = 0, 0, []
+    every, page_only, page_only_elsewhere, every_failed = 0, 0, [], []
+    summarised = set()
     for script, data in sections.items():
         for claim in data["claims"]:
             held = claim["holds"]
+            backs = SUMMARY_BACKS.get((script, claim["statement"]), ())
+            summarised.update([(script, claim["statement"])] if backs else [])
             if claim["every_seed"]:
                 every += 1
+                if not all(held.values()):
+                    every_failed.append(f"{script}: {claim['statement']}")
                 section.claim(f"{script}: '{claim['statement']}' held in every run of the report",
-                              all(held.values()), f"{held}")
+                              all(held.values()), f"{held}", backs=backs)
             else:
                 page_only += 1
                 at_seed_0 = [v for r, v in held.items() if r not in SEEDS[1:]]  # the page's run and the variants
                 section.claim(f"{script}: '{claim['statement']}' held at seed 0 under every kernel",
-                              all(at_seed_0), f"{held}")
+                              all(at_seed_0), f"{held}", backs=backs)
                 if not all(held.values()):
                     page_only_elsewhere.append(f"{script}: {claim['statement']}")
+    missing = sorted(set(SUMMARY_BACKS) - summarised)  # a renamed claim must not leave its phrases unbacked
+    section.claim("every claim the summary restates is a claim of the report", not missing,
+                  "; ".join(f"{s}: {c}" for s, c in missing))
+    section.claim("every claim the scripts make for every seed held in every run of the report", not every_failed,
+                  "; ".join(every_failed),
+                  backs=("claims that must hold at every seed and under every environment, and every one did",))
     q("every_seed_claims", every, "d")
     q("page_run_claims", page_only, "d")
     q("page_run_claims_failed_elsewhere", len(page_only_elsewhere), "d")
     section.claim(f"the one page-run claim that failed at another seed is norm_placement's '{LOW_RATE_ORDER}'",
                   page_only_elsewhere == [f"norm_placement: {LOW_RATE_ORDER}"], "; ".join(page_only_elsewhere),
-                  backs=("which placement leads at the lower rate",))
+                  backs=("which placement leads at the lower rate",
+                         "claims the scripts make about the page's run alone"))
     if section.echo:
         print("page-run claims that failed at another seed:", *page_only_elsewhere, sep="\n  ")
     return {}

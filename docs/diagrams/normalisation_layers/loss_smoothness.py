@@ -31,6 +31,13 @@ ETAS = (0.025, 0.05, 0.1, 0.2)
 AFTER = 50  # summaries over the probes after this step (strictly after: 55, 60, ...)
 # The update direction differs from the gradient when their median cosine is below this.
 COSINE_BELOW = 0.9
+# On a quadratic with curvature lambda, plain gradient descent is stable while
+# lr * lambda is below this, heavy-ball momentum mu while it is below this
+# times (1 + mu); the script checks both edges by iterating one quadratic
+# this far either side of them, for this many steps.
+STABLE_BELOW = 2
+EDGE_MARGIN = 0.01
+EDGE_STEPS = 2000
 NETWORKS = ("plain", "batch norm")
 KEYS = {"plain": "plain", "batch norm": "bn"}
 
@@ -62,6 +69,18 @@ def smoothness_probe(model, xb, yb, etas=ETAS, direction=None):
         for b, saved in zip(model.buffers(), buffers):
             b.copy_(saved)
     return max(betas), max(losses) - min(losses)
+
+
+def quadratic_shrinks(lr_curvature: float, momentum: float, steps: int = EDGE_STEPS) -> bool:
+    """Whether SGD with heavy-ball momentum, the arithmetic of
+    mlp.train_mlp (v <- momentum v + g, w <- w - lr v), shrinks the weight of
+    the quadratic L = lambda w^2 / 2 from 1 in ``steps`` steps, given lr *
+    lambda. Momentum 0 is plain gradient descent."""
+    w, v = 1.0, 0.0
+    for _ in range(steps):
+        v = momentum * v + w  # the gradient lambda w, in units of lambda (lr * lambda carries it)
+        w -= lr_curvature * v
+    return abs(w) < 1.0
 
 
 class Probe:
@@ -123,11 +142,20 @@ def compute(section):
     q("every", EVERY, "d")
     q("etas", ETAS, "g")
     q("after", after, "d")
-    guide, momentum_guide = 2 / RATE, 2 * (1 + mlp.MOMENTUM) / RATE
+    edges = {"plain gradient descent": (STABLE_BELOW, 0.0),
+             "heavy-ball momentum": (STABLE_BELOW * (1 + mlp.MOMENTUM), mlp.MOMENTUM)}
+    guide, momentum_guide = (edges[name][0] / RATE for name in edges)
     q("guide", guide, ".0f")
     q("momentum_guide", momentum_guide, ".0f")
-    q("guide_numerator", 2, "d")
-    q("momentum_guide_factor", 2 * (1 + mlp.MOMENTUM), ".1f")
+    q("guide_numerator", STABLE_BELOW, "d")
+    q("momentum_guide_factor", edges["heavy-ball momentum"][0], ".1f")
+    for name, (edge, momentum) in edges.items():
+        section.claim(f"on a quadratic, {name} (momentum {momentum:g}) shrinks the weight with lr * curvature "
+                      f"{EDGE_MARGIN:g} below {edge:g} and grows it {EDGE_MARGIN:g} above",
+                      quadratic_shrinks(edge - EDGE_MARGIN, momentum)
+                      and not quadratic_shrinks(edge + EDGE_MARGIN, momentum),
+                      backs=({"plain gradient descent": "the largest eigenvalue is below 2",
+                              "heavy-ball momentum": "when it is below 3.8"}[name],))
     q("cosine_below", COSINE_BELOW, ".1f")
     medians, update_medians, largest = {}, {}, {}
     for network in NETWORKS:
@@ -138,7 +166,8 @@ def compute(section):
         # is claimed; the probes of a diverged run stop where it stopped.
         if network == "batch norm":
             section.claim(f"the batch-norm network trains {steps} steps at lr {RATE:g} without diverging",
-                          r["diverged_at"] is None, f"diverged at {r['diverged_at']}")
+                          r["diverged_at"] is None, f"diverged at {r['diverged_at']}",
+                          backs=("The batch-norm network trains all 300 steps in every run of the robustness report",))
         elif r["diverged_at"] is not None:
             q(f"{key}_diverged_step", r["diverged_at"], "d")
         s = np.array(r["steps"])
@@ -179,24 +208,35 @@ def compute(section):
             q(f"{key}_accuracy", r["accuracy"], ".3f")
         section.claim(f"{network}: the update direction is not the gradient's (median cosine after step "
                       f"{AFTER} below {COSINE_BELOW:g})", float(np.median(cosines)) < COSINE_BELOW,
-                      f"median cosine {np.median(cosines):.3g}")
+                      f"median cosine {np.median(cosines):.3g}",
+                      backs=("the median cosine below 0.9 in both networks",))
     q("median_ratio", medians["plain"] / medians["batch norm"], ".1f", unit=("times larger", "times more"))
     q("update_median_ratio", update_medians["plain"] / update_medians["batch norm"], ".1f")
     section.claim("batch norm's median beta_hat after step 50 is below the plain network's",
                   medians["batch norm"] < medians["plain"],
                   f"batch norm {medians['batch norm']:.4g}, plain {medians['plain']:.4g}",
-                  backs=("below the plain network's", "how much smoother it was is this page's run"))
+                  backs=("below the plain network's", "how much smoother it was is this page's run",
+                         "along the gradient and along the update, is not this run's alone",
+                         "The gap itself held in every run"))
     section.claim("batch norm's median beta_hat along the update direction after step 50 is below the plain "
                   "network's", update_medians["batch norm"] < update_medians["plain"],
-                  f"batch norm {update_medians['batch norm']:.4g}, plain {update_medians['plain']:.4g}")
+                  f"batch norm {update_medians['batch norm']:.4g}, plain {update_medians['plain']:.4g}",
+                  backs=("along the gradient and along the update, is not this run's alone",))
     section.claim("batch norm's largest beta_hat after step 50 stays below 2/lr along both directions",
-                  max(largest["batch norm"]) < guide, f"largest {largest['batch norm']}, guide {guide:g}")
+                  max(largest["batch norm"]) < guide, f"largest {largest['batch norm']}, guide {guide:g}",
+                  backs=("batch norm's largest after step 50 below 20 along both directions",))
+    section.claim("along the gradient, the plain network's largest beta_hat after step 50 is above 2/lr, "
+                  "in a run where it survives as in one where it diverges", largest["plain"][0] > guide,
+                  f"largest {largest['plain'][0]:.4g}, guide {guide:g}",
+                  backs=("along the gradient it went above 20 in runs that survived as well",))
     diverged = runs["plain"]["diverged_at"] is not None
     section.claim("along both directions, the plain network's largest beta_hat after step 50 is above "
                   "2(1 + momentum)/lr in a run where it diverges and below it in one where it survives",
                   all((beta > momentum_guide) == diverged for beta in largest["plain"]),
                   f"largest {largest['plain']}, guide {momentum_guide:g}, diverged {diverged}",
-                  backs=("in the runs where it diverged",))
+                  backs=("in the runs where it diverged",
+                         "it stays below the momentum guide of 38, as it did in every run of the robustness report "
+                         "where the plain network survived"))
     return {"runs": runs}
 
 
