@@ -88,6 +88,7 @@ def draw(section, results):
         ax.axhline(0, color=PALETTE["grey"], linewidth=0.6)
         ax.set_title(title, loc="left", fontsize=10)
         ax.set_xlabel("feature of example 0")
+        ax.set_xticks(features[::3])  # features are whole numbers
         ax.set_ylim(low, high)
     axes[0].set_ylabel("output for example 0")
     axes[1].legend(loc="lower right", fontsize=9)

@@ -24,7 +24,7 @@ GENERATIONS = (
     ("batch_norm", 2015, "batch norm", "normalises each feature\nwith batch statistics", 1),
     ("layer_norm", 2016, "layer norm", "normalises each example\nwith its own mean and spread", -1),
     ("pre_norm", 2019, "pre-norm", "moves the norm to the\nbranch inputs, off the stream", 1),
-    ("rms_norm", 2019, "RMS norm", "divides by the spread only;\nthe mean is not removed", -1),
+    ("rms_norm", 2019, "RMS norm", "divides by the root mean\nsquare; no mean removed", -1),
     ("qk_norm", 2020, "QK-norm", "normalises the queries and\nkeys before their dot product", 2.4),
 )
 
