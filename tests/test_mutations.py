@@ -176,7 +176,7 @@ WORD_MUTATIONS = {
         ("a number attributed to the wrong run", "Post-norm without warmup ends at 3.330, 1.18 above them:",
          "Post-norm with warmup ends at 3.330, 1.18 above them:",
          "a number of the 'post-norm without warmup' run, but its sentence names only post-norm with warmup"),
-        ("a unit changed", "2.150 nats per character, with", "2.150 bits per character, with",
+        ("a unit changed", "2.150 nats per character with", "2.150 bits per character with",
          "2.150 in section 7 is followed by the unit 'bits per character'"),
         ("a caption stating the opposite", "At 0.01 both pre-norm runs end below both post-norm runs;",
          "At 0.01 both pre-norm runs end above both post-norm runs;",
