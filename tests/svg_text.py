@@ -56,3 +56,16 @@ def relative_luminance(colour: str) -> float:
 def contrast_on_white(colour: str) -> float:
     """WCAG 2's contrast ratio of ``colour`` against white (1 to 21)."""
     return 1.05 / (relative_luminance(colour) + 0.05)
+
+
+def write_probe_svg(path: Path, title: str = "peak 0.4773") -> Path:
+    """A small figure saved as the sections save theirs: a line with ticks 0
+    to 7 and one drawn number, ``title``; for the tests of the readers above."""
+    from section_kit import new_figure
+
+    fig = new_figure(3, 2)
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 7])
+    ax.set_title(title)
+    fig.savefig(path, format="svg", metadata={"Date": None})
+    return path

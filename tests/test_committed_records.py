@@ -24,7 +24,7 @@ from check_page import GOLDEN_DIR, normalise, numbers_in
 from conftest import REPO_ROOT, SECTION_IDS, SECTIONS
 from golden_record import differences, pinned_part
 from page_registry import page_config
-from svg_text import drawn_texts
+from svg_text import drawn_texts, write_probe_svg
 
 ACCEPT = ("a hand edit? restore the file; an intended change: `make figures`, inspect it, then `make golden`")
 ACROSS_SEEDS_PAGE = "normalisation_layers"  # the page whose section 10 tabulates every seed
@@ -108,14 +108,7 @@ def test_committed_figures_draw_only_committed_quotes(script):
 
 def test_the_drawn_numbers_check_finds_an_edited_number(tmp_path):
     """The reader sees an annotation's number, so an edited one is found."""
-    from section_kit import new_figure
-
-    fig = new_figure(3, 2)
-    ax = fig.add_subplot()
-    ax.plot([0, 1], [0, 7])
-    ax.set_title("peak 0.4773")
-    svg = tmp_path / "probe.svg"
-    fig.savefig(svg, format="svg", metadata={"Date": None})
+    svg = write_probe_svg(tmp_path / "probe.svg", "peak 0.4773")
     assert drawn_numbers_not_quoted(svg, {"0.4773"}) == []
     assert drawn_numbers_not_quoted(svg, {"0.4772"}) == ["'0.4773' in 'peak 0.4773'"]
 

@@ -19,7 +19,7 @@ import preview_figures
 import section_kit
 from conftest import REPO_ROOT, TEST_ARTIFACTS, skip_bit_level
 from golden_record import sha256
-from svg_text import contrast_on_white, drawn_text_styles, drawn_texts
+from svg_text import contrast_on_white, drawn_text_styles, drawn_texts, write_probe_svg
 
 ACCEPT = "if intended, look at it (`make preview`), then `make golden`"
 ARTIFACTS_DIR = TEST_ARTIFACTS  # where a figure mismatch leaves its pictures
@@ -110,15 +110,7 @@ def test_every_drawn_number_is_a_quote(run):
 def test_drawn_texts_reader_sees_numbers_and_skips_ticks(tmp_path):
     """The reader must find annotation numbers and ignore tick labels, or the
     test above could pass vacuously."""
-    from section_kit import new_figure
-
-    fig = new_figure(3, 2)
-    ax = fig.add_subplot()
-    ax.plot([0, 1], [0, 7])
-    ax.set_title("peak 0.4773")
-    path = tmp_path / "probe.svg"
-    fig.savefig(path, format="svg", metadata={"Date": None})
-    texts = drawn_texts(path)
+    texts = drawn_texts(write_probe_svg(tmp_path / "probe.svg", "peak 0.4773"))
     assert "peak 0.4773" in texts
     assert not any(t in ("0", "7", "0.0", "1.0") for t in texts)
 
