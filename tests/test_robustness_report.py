@@ -13,7 +13,7 @@ import sys
 import pytest
 
 import numeric_env
-from conftest import REPO_ROOT, is_heavy, skip_bit_level
+from conftest import REPO_ROOT, skip_bit_level
 from page_registry import page_config, page_packages
 import robustness_report
 from robustness_report import HASH_LINE, data_path, experiment_sections, report_path
@@ -90,108 +90,55 @@ def test_chaotic_section_under_another_variant_keeps_claims_and_rounded_texts():
     assert not moved, "texts changed under another variant but the report calls them stable:\n" + "\n".join(moved)
 
 
-RUN_REDUCED = """
-import json, sys
-sys.path.insert(0, {diagrams!r})
-import section_kit
-records = {{name: section_kit.run_section(section_kit.section_module({package!r}, name), figures=False, write=False,
-                                        reduced=reduced, raise_on_failed_claims=False).record()
-           for name, reduced in {sections!r}}}
-print(json.dumps({{"records": records, "torch_loaded": "torch" in sys.modules}}))
-"""
-
-
-def deterministic_part(record: dict) -> dict:
-    """What a variant that cannot change a section must leave alone: its
-    quotes that are not measurements, and its claims' words and results
-    (compared after a JSON round trip, as the servers' records make one)."""
-    return json.loads(json.dumps({
-        "quotes": {k: q["value"] for k, q in record["quotes"].items() if not q.get("measured")},
-        "claims": [(c["statement"], c["holds"]) for c in record["claims"]]}))
-
-
-def start_under_variants(package: str, sections: list[str], variants: list[str]) -> dict:
-    """{variant: child}: the sections rerun as the session runs them (reduced
-    where heavy, as the report's skips are decided for every configuration),
-    one fresh interpreter per variant, started now."""
-    scripts = {s.name: s for s in experiment_sections([package])}
-    runs = [(s, is_heavy(scripts[s])) for s in sections]
-    code = RUN_REDUCED.format(diagrams=str(REPO_ROOT / "docs" / "diagrams"), package=package, sections=runs)
-    return {v: subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, env={**os.environ, numeric_env.VARIANT_ENV: v})
-            for v in variants}
-
-
-def rerun_under_variants(package: str, sections: list[str], variants: list[str],
-                         children: dict | None = None) -> dict:
-    """{variant: (records, whether torch was loaded)} for the sections rerun
-    under each variant (``children``: already started by start_under_variants)."""
-    children = children or start_under_variants(package, sections, variants)
-    outputs = {v: child.communicate(timeout=300) for v, child in children.items()}
-    fresh = {}
-    for v, (out, err) in outputs.items():
-        assert children[v].returncode == 0, f"{v}: {err}"
-        done = json.loads(out.strip().splitlines()[-1])
-        fresh[v] = ({s: deterministic_part(r) for s, r in done["records"].items()}, done["torch_loaded"])
-    return fresh
-
-
-def assert_same_results(pinned: dict, fresh: dict, variant: str) -> None:
-    changed = [f"{s}.{k}" for s in pinned for k, value in pinned[s]["quotes"].items()
-               if fresh[s]["quotes"].get(k) != value]
-    assert not changed, f"under {variant} these quotes of sections it is skipped for changed: {', '.join(changed)}"
-    moved = [f"{s}: {len(pinned[s]['claims'])} claims -> {len(fresh[s]['claims'])}" for s in pinned
-             if len(fresh[s]["claims"]) != len(pinned[s]["claims"])]
-    moved += [f"{s}: {a} -> {b}" for s in pinned if len(fresh[s]["claims"]) == len(pinned[s]["claims"])
-              for a, b in zip(pinned[s]["claims"], fresh[s]["claims"], strict=True) if a != b]
-    assert not moved, f"under {variant} these claims of sections it is skipped for changed:\n" + "\n".join(moved)
-
-
 TORCH_ONLY_PACKAGES = [p for p in page_packages() if getattr(page_config(p), "TORCH_ONLY_SECTIONS", ())]
 
 
-def skipped_variants(package: str, section: str) -> list[str]:
-    script = next(s for s in experiment_sections([package]) if s.name == section)
-    return [v for v in robustness_report.variants() if robustness_report.skip_reason(script, v)]
-
-
-@pytest.fixture(scope="session")
-def skipped_variant_children() -> dict:
-    """{package: {variant: child}}: each page's torch-only sections, run in a
-    fresh interpreter under each variant the report skips for them. Asked for
-    before `regenerated` computes anything, so the children run while the
-    session's pinned runs are computed (the test's two halves overlap)."""
-    children = {}
-    for package in TORCH_ONLY_PACKAGES:
-        sections = list(page_config(package).TORCH_ONLY_SECTIONS)
-        children[package] = start_under_variants(package, sections, skipped_variants(package, sections[0]))
-    yield children
-    for child in (c for by_variant in children.values() for c in by_variant.values()):
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("package", TORCH_ONLY_PACKAGES)
-def test_skipped_variants_cannot_change_torch_only_sections(package, skipped_variant_children, regenerated):
+def test_skipped_variants_were_checked_to_change_nothing(package):
     """The report skips the OpenBLAS-only variants and numpy's X86_V2 loops
-    for the sections a page lists as torch-only; here their reduced runs
-    (the same code paths) give exactly the same values under those variants
-    as the session's pinned runs (reused, not rerun: this test is among the
-    slowest)."""
-    sections = list(page_config(package).TORCH_ONLY_SECTIONS)
-    # the session ran each heavy section reduced, as the children do; a light
-    # one has no reduced configuration, so its full run is the same run
-    assert all(regenerated[s].get()["reduced"] == regenerated[s].get()["heavy"] for s in sections)
-    pinned = {s: deterministic_part(regenerated[s].get()) for s in sections}
-    assert all(pinned[s]["claims"] for s in sections), "a torch-only section with no claims compares nothing"
-    variants = skipped_variants(package, sections[0])
-    assert {"openblas-sandybridge", "openblas-prescott", "numpy-x86-v2"} <= set(variants)
-    children = skipped_variant_children[package]
-    assert set(children) == set(variants)
-    for v, (records, _) in rerun_under_variants(package, sections, variants, children).items():
-        assert_same_results(pinned, records, v)
+    for the sections a page lists as torch-only, and checks each skip on
+    the runs: the section's reduced run (the same code paths) under every
+    such variant gave exactly the pinned reduced run's values and claims.
+    The check is the report's (it fails the report); here, that the
+    committed report made it for every such section and variant and found
+    no difference. The report is current for the sections' inputs
+    (test_report_is_current_for_every_section), so the check is too: a
+    section that starts to depend on numpy or OpenBLAS makes the report
+    stale, and its rerun checks the skip again."""
+    data = json.loads(data_path(page_config(package).PAGE).read_text(encoding="utf-8"))
+    for section in page_config(package).TORCH_ONLY_SECTIONS:
+        script = next(s for s in experiment_sections([package]) if s.name == section)
+        variants = [v for v in robustness_report.variants()
+                    if robustness_report.skip_reason(script, v) in robustness_report.CHECKED_SKIPS]
+        assert {"openblas-sandybridge", "openblas-prescott", "numpy-x86-v2"} <= set(variants), section
+        check = data["sections"][section].get("skip_check")
+        assert check, f"{section}: the report did not check its skips: run `make robustness`"
+        assert check["same"] == {v: True for v in variants}, (
+            f"{section}: skipped under variants that change it: {check.get('differences')}")
+        assert check["quotes"] > 0 and check["claims"] > 0, f"{section}: a skip check that compares nothing"
+
+
+def test_a_skip_check_finds_a_changed_value_or_claim():
+    """The comparison the report's skip check makes: a changed value, a
+    missing quote, a flipped claim and a lost claim are each found; NaN
+    equals NaN; measured quotes are not compared."""
+    record = {"quotes": {"a": {"value": 1.0}, "b": {"value": [2.0, float("nan")]},
+                         "t": {"value": 3.1, "measured": True}},
+              "claims": [{"statement": "x < y", "holds": True}, {"statement": "z", "holds": False}]}
+    pinned = robustness_report.deterministic_part(record)
+
+    def changed(edit) -> list[str]:
+        other = json.loads(json.dumps(record))
+        edit(other)
+        return robustness_report.differences(pinned, robustness_report.deterministic_part(other))
+
+    assert changed(lambda r: None) == []
+    assert changed(lambda r: r["quotes"]["t"].update(value=9.9)) == []
+    assert changed(lambda r: r["quotes"]["a"].update(value=1.0000001)) == ["quote a: 1.0 -> 1.0000001"]
+    assert changed(lambda r: r["quotes"]["b"]["value"].__setitem__(1, 0.0)) == ["quote b: [2.0, NaN] -> [2.0, 0.0]"]
+    assert changed(lambda r: r["quotes"].pop("a")) == ["quote a: 1.0 -> null"]
+    assert changed(lambda r: r["claims"][0].update(holds=False)) == ["claim 'x < y': holds True -> False"]
+    assert changed(lambda r: r["claims"].pop()) == ["2 claims -> 1"]
 
 
 def test_a_finished_run_is_kept_for_its_inputs_only(tmp_path, monkeypatch):
@@ -208,3 +155,27 @@ def test_a_finished_run_is_kept_for_its_inputs_only(tmp_path, monkeypatch):
     assert robustness_report.cached_result(script, run) is None
     robustness_report.keep_result(script, ("pinned", 2), {**result, "ok": False})
     assert not robustness_report.cache_path(script, ("pinned", 2)).exists()
+
+
+RUN_WITHOUT_TORCH = """
+import json, sys
+sys.path.insert(0, {diagrams!r})
+import section_kit
+for package, name in {sections!r}:
+    section_kit.run_section(section_kit.section_module(package, name), figures=False, write=False)
+print(json.dumps(sorted(m for m in sys.modules if m == "torch" or m.startswith("torch."))))
+"""
+
+
+def test_sections_skipped_under_the_torch_variants_never_import_torch():
+    """The report skips the torch variants for a section whose code it
+    finds never loads torch (robustness_report.loads_torch, read from the
+    code): run in a fresh interpreter, those sections leave torch unimported."""
+    sections = [(s.package, s.name) for s in experiment_sections(page_packages())
+                if robustness_report.skip_reason(s, "torch-default") is robustness_report.NO_TORCH]
+    assert sections, "no section is skipped under the torch variants: this test checks nothing"
+    code = RUN_WITHOUT_TORCH.format(diagrams=str(REPO_ROOT / "docs" / "diagrams"), sections=sections)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    imported = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not imported, f"{sections} imported {imported[:5]}: the report must rerun them under the torch variants"

@@ -22,8 +22,12 @@ section its page lists in TORCH_ONLY_SECTIONS is not rerun under the
 variants that change only OpenBLAS (torch never calls OpenBLAS) or only
 numpy's own loops (numpy only copies, compares and formats its numbers), and
 a section whose code never loads torch is not rerun under the variants that
-change only torch. The report gives the reason in those cells, and the tests
-check each skip on the runs.
+change only torch. The report gives the reason in those cells. The first
+two skips are checked here, on the runs: each torch-only section's reduced
+run (the same code paths in a few steps) is made under every variant it is
+skipped for and under the pinned environment, and must give the same values
+and claims (SKIP_CHECK; a difference fails the report). A test checks that
+a section found not to load torch never imports it.
 
 Every finished run is kept under build/runs/robustness/cache/ with its
 section's inputs hash: an interrupted report loses no finished run, and the
@@ -68,6 +72,9 @@ from page_registry import PageNameError, page_config, rel_path
 SKIPPED = "n/a"  # a cell for a run that cannot change the section (see skip_reason)
 OFFSETS = (0, 1, 2)
 PAGE_RUN = (numeric_env.PINNED, 0)
+# A run is (variant, seed offset), or (variant, 0, REDUCED): a section's
+# reduced configuration, made only to check a skip (skip_check_runs).
+REDUCED = "reduced"
 RUNS_DIR = BUILD_DIR / "runs" / "robustness"
 # Every finished run, keyed by its inputs hash: an interrupted or failed
 # report loses no finished run, and the next one reruns only what is missing.
@@ -160,7 +167,8 @@ class Skip:
     why: str
 
 
-# Each skip is tested on the runs (tests/test_robustness_report.py). In
+# The torch-only skips are checked on the runs here (skip_check), the no-torch
+# one by a test (a section found not to load torch never imports it). In
 # ``why``, {change} becomes "that variant changes" or "those variants change".
 TORCH_ONLY_OPENBLAS = Skip(f"{SKIPPED}: torch only", "its numbers come from torch alone, which never calls "
                            "OpenBLAS, and {change} only OpenBLAS")
@@ -185,6 +193,77 @@ def skip_reason(script: SectionScript, variant: str) -> Skip | None:
     return None
 
 
+# The skips this report checks on the runs (skip_check_runs, skip_check).
+CHECKED_SKIPS = (TORCH_ONLY_OPENBLAS, TORCH_ONLY_NUMPY)
+
+
+def skip_check_runs(script: SectionScript) -> list[tuple]:
+    """The reduced runs that check this section's torch-only skips: the
+    pinned one to compare with, then one under every variant skipped for it
+    as torch-only (none when no variant is skipped so). Reduced: the same
+    code paths in a few steps, as the golden record pins them."""
+    checked = [v for v in variants() if skip_reason(script, v) in CHECKED_SKIPS]
+    return [(numeric_env.PINNED, 0, REDUCED)] + [(v, 0, REDUCED) for v in checked] if checked else []
+
+
+def deterministic_part(record: dict) -> dict:
+    """What a variant that cannot change a section must leave alone: its
+    quotes that are not measurements, and its claims' words and results."""
+    return {"quotes": {k: q["value"] for k, q in record["quotes"].items() if not q.get("measured")},
+            "claims": [[c["statement"], c["holds"]] for c in record["claims"]]}
+
+
+def differences(pinned: dict, other: dict) -> list[str]:
+    """Where two deterministic parts differ (values compared as JSON text,
+    so a NaN equals a NaN); [] when they are the same."""
+    def same(a, b) -> bool:
+        return json.dumps(a) == json.dumps(b)
+    found = [f"quote {k}: {json.dumps(v)} -> {json.dumps(other['quotes'].get(k))}"
+             for k, v in pinned["quotes"].items() if not same(v, other["quotes"].get(k))]
+    found += [f"quote {k}: only here" for k in other["quotes"] if k not in pinned["quotes"]]
+    if len(pinned["claims"]) != len(other["claims"]):
+        found.append(f"{len(pinned['claims'])} claims -> {len(other['claims'])}")
+    else:
+        found += [f"claim {a[0]!r}: holds {a[1]} -> {b[1]}" + ("" if a[0] == b[0] else f" ({b[0]!r})")
+                  for a, b in zip(pinned["claims"], other["claims"], strict=True) if not same(a, b)]
+    return found
+
+
+def skip_check(script: SectionScript, results: dict) -> tuple[list[str], list[str], dict]:
+    """(Markdown lines, failures, data) of the check of a section's
+    torch-only skips: its reduced run under each skipped variant must give
+    exactly the values and claims of its pinned reduced run."""
+    runs = skip_check_runs(script)
+    if not runs:
+        return [], [], {}
+    name = script.name
+    missing = [run for run in runs if not (results.get((name, run)) or {}).get("record")]
+    if missing:
+        errors = [f"{name}: the skip check's run under {run_label(*run)} failed: "
+                  + (((results.get((name, run)) or {}).get("error") or "no result").strip().splitlines() or ["?"])[-1]
+                  for run in missing]
+        return [f"- **ERROR** {e}" for e in errors] + [""], errors, {"error": errors}
+    parts = {run: deterministic_part(results[(name, run)]["record"]) for run in runs}
+    pinned = parts[runs[0]]
+    found = {run[0]: differences(pinned, parts[run]) for run in runs[1:]}
+    data = {"runs": [run_label(*run) for run in runs], "quotes": len(pinned["quotes"]),
+            "claims": len(pinned["claims"]), "same": {v: not d for v, d in found.items()},
+            "differences": {v: d for v, d in found.items() if d}}
+    variant_names = ", ".join(f"`{v}`" for v in found)
+    if not any(found.values()):
+        line = (f"Skip checked: its reduced run gives the same {data['quotes']} values and {data['claims']} "
+                f"claims under {variant_names} as under the pinned environment.")
+        return [line, ""], [], data
+    lines, failures = [], []
+    for variant, diffs in found.items():
+        if diffs:
+            lines.append(f"- **FAILS** skip check under `{variant}`: " + "; ".join(diffs[:5])
+                         + (f"; and {len(diffs) - 5} more" if len(diffs) > 5 else ""))
+            failures.append(f"{name}: skipped under {variant}, but its reduced run there differs: "
+                            + "; ".join(diffs[:3]))
+    return lines + [""], failures, data
+
+
 def section_runs(script: SectionScript, runs: list[tuple[str, int]]) -> list[tuple[str, int]]:
     """The runs that can change this section (see skip_reason)."""
     return [run for run in runs if skip_reason(script, run[0]) is None]
@@ -205,8 +284,13 @@ def page_run_record(script: SectionScript, inputs_hash: str | None = None) -> di
     return record
 
 
-def cache_path(script: SectionScript, run: tuple[str, int]) -> Path:
-    return CACHE_DIR / f"{script.package}.{script.name}-{run[0]}-seed{run[1]}.json"
+def is_reduced(run: tuple) -> bool:
+    return len(run) > 2 and run[2] == REDUCED
+
+
+def cache_path(script: SectionScript, run: tuple) -> Path:
+    suffix = f"-{REDUCED}" if is_reduced(run) else ""
+    return CACHE_DIR / f"{script.package}.{script.name}-{run[0]}-seed{run[1]}{suffix}.json"
 
 
 def cached_result(script: SectionScript, run: tuple[str, int], inputs_hash: str | None = None) -> dict | None:
@@ -237,8 +321,9 @@ def keep_result(script: SectionScript, run: tuple[str, int], result: dict, input
         pass
 
 
-def run_label(variant: str, offset: int) -> str:
-    return f"seed {offset}" if variant == numeric_env.PINNED else f"{variant}"
+def run_label(variant: str, offset: int, kind: str | None = None) -> str:
+    label = f"seed {offset}" if variant == numeric_env.PINNED else f"{variant}"
+    return f"{label}, {kind}" if kind else label
 
 
 # ---------------------------------------------------------------------------
@@ -266,17 +351,19 @@ SCHEDULE_FILE = RUNS_DIR / "last-schedule.json"
 QUIET_THREADS = {"OMP_WAIT_POLICY": "PASSIVE", "KMP_BLOCKTIME": "0"}
 
 
-def cost_key(script: SectionScript, variant: str) -> str:
-    return f"{script.package}.{script.name} {variant}"
+def cost_key(script: SectionScript, run: tuple) -> str:
+    return f"{script.package}.{script.name} {run[0]}" + (f" {REDUCED}" if is_reduced(run) else "")
 
 
-def estimated_cost(script: SectionScript, variant: str, costs: dict, times: dict) -> float:
+def estimated_cost(script: SectionScript, run: tuple, costs: dict, times: dict) -> float:
     """CPU seconds a run should take: its own last cost, else the section's
-    under the pinned kernels, else make figures' last time for it."""
-    for key in (cost_key(script, variant), cost_key(script, numeric_env.PINNED)):
+    under the pinned kernels, else make figures' last time for it (a
+    reduced run without a cost of its own: a second)."""
+    pinned = (numeric_env.PINNED, *run[1:])
+    for key in (cost_key(script, run), cost_key(script, pinned)):
         if isinstance(costs.get(key), (int, float)):
             return float(costs[key])
-    return float(times.get(script.name) or 0.0)
+    return 1.0 if is_reduced(run) else float(times.get(script.name) or 0.0)
 
 
 def read_json_dict(path: Path) -> dict:
@@ -312,8 +399,9 @@ class Server:
                 env={**os.environ, **QUIET_THREADS, numeric_env.VARIANT_ENV: variant, **slots.environment()})
         self.buffer = b""
 
-    def send(self, number: int, script: SectionScript, offset: int, inputs_hash: str | None) -> None:
-        self.process.stdin.write(f"{number} {script.package} {script.name} {offset} {inputs_hash}\n".encode())
+    def send(self, number: int, script: SectionScript, run: tuple, inputs_hash: str | None) -> None:
+        self.process.stdin.write(f"{number} {script.package} {script.name} {run[1]} {inputs_hash} "
+                                 f"{int(is_reduced(run))}\n".encode())
         self.process.stdin.flush()
 
     def messages(self) -> list[dict]:
@@ -354,7 +442,7 @@ def run_all(jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: 
     cores = cores or os.cpu_count() or 1
     hashes = {s: (hashes or {}).get(s) or current_hash(s) for s in {job[0] for job in jobs}}
     costs, times = read_json_dict(COSTS_FILE), read_json_dict(FIGURES_TIMES)
-    estimate = {job: estimated_cost(job[0], job[1][0], costs, times) for job in jobs}
+    estimate = {job: estimated_cost(job[0], job[1], costs, times) for job in jobs}
     # Longest first; among runs of unknown cost, the heavier sections first.
     pending = sorted(jobs, key=lambda job: (-estimate[job], -needs(job[0])))
     variants_needed = list(dict.fromkeys(run[0] for _, run in pending))
@@ -379,7 +467,7 @@ def run_all(jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: 
                 job = pending.pop(0)
                 number = len(numbered)
                 numbered[number] = job
-                servers[job[1][0]].send(number, job[0], job[1][1], hashes[job[0]])
+                servers[job[1][0]].send(number, job[0], job[1], hashes[job[0]])
                 running[number] = (job, time.perf_counter())
             for key, _ in selector.select(timeout=1.0):
                 server = key.data
@@ -405,9 +493,10 @@ def run_all(jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: 
                     results[(job[0].name, job[1])] = result
                     cpu = message["cpu"]
                     if result["ok"]:
-                        costs[cost_key(job[0], job[1][0])] = round(cpu, 2)
+                        costs[cost_key(job[0], job[1])] = round(cpu, 2)
                     schedule.append({"section": f"{job[0].package}.{job[0].name}", "variant": job[1][0],
-                                     "seed_offset": job[1][1], "start": round(began - started_at, 2),
+                                     "seed_offset": job[1][1], "reduced": is_reduced(job[1]),
+                                     "start": round(began - started_at, 2),
                                      "end": round(time.perf_counter() - started_at, 2), "cpu": round(cpu, 2),
                                      "estimate": round(estimate[job], 2)})
                     progress(f"{job[0].name} under {run_label(*job[1])}: "
@@ -431,7 +520,7 @@ def run_all(jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: 
 def serve(names: list[str]) -> int:
     """In a server: import the libraries and the sections once, then run
     each section its parent sends ("<number> <package> <section> <seed
-    offset>" lines on stdin) in a forked process, several at once, and
+    offset> <inputs hash> <reduced: 0 or 1>" lines on stdin) in a forked process, several at once, and
     report each as it ends with its CPU time (JSON lines on stdout)."""
     import selectors
 
@@ -463,9 +552,10 @@ def serve(names: list[str]) -> int:
             lines = (buffer + chunk).split(b"\n")
             buffer = lines.pop()
             for line in filter(None, lines):
-                number, package, name, offset, inputs_hash = line.decode().split()
+                number, package, name, offset, inputs_hash, reduced = line.decode().split()
                 inputs_hash = None if inputs_hash == "None" else inputs_hash
-                job = (SectionScript(package, name), int(offset), False, None, False, inputs_hash)
+                job = (SectionScript(package, name), int(offset), False, None, False, inputs_hash,
+                       reduced == "1")
                 result_path = RUNS_DIR / f"run-{os.getpid()}-{number}.json"
                 pid = os.fork()
                 if pid == 0:
@@ -498,7 +588,7 @@ def run_one(job: tuple, variant: str, result_path: Path) -> None:
         with job_slots.slot():
             result = run_section_job(job)
         result.pop("script", None)
-        keep_result(job[0], (variant, job[1]), result, job[5])
+        keep_result(job[0], (variant, job[1], REDUCED) if job[6] else (variant, job[1]), result, job[5])
         write_json_atomically(result_path, result)
         status = 0
     finally:
@@ -538,6 +628,9 @@ def section_report(script: SectionScript, runs: list[tuple[str, int]], results: 
         listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
         change = "that variant changes" if len(named) == 1 else "those variants change"
         lines += [f"Not rerun under {listed} (\"{skip.cell}\" below): {skip.why.format(change=change)}.", ""]
+    check_lines, check_failures, check_data = skip_check(script, results)
+    lines += check_lines
+    failures += check_failures
     errors = [(run, results[(name, run)]["error"]) for run in applicable if not results[(name, run)]["record"]]
     if errors:
         for (variant, off), error in errors:
@@ -552,6 +645,8 @@ def section_report(script: SectionScript, runs: list[tuple[str, int]], results: 
     by_statement = {run: {c["statement"]: c for c in records[run]["claims"]} for run in applicable}
     mine = {"runs": [run_label(*run) for run in applicable], "claims": [], "quotes": {},
             "skipped": {run_label(*run): skip.why.format(change="that variant changes") for run, skip in skips.items()}}
+    if check_data:
+        mine["skip_check"] = check_data
     if data is not None:
         data[name] = mine
     for claim in base["claims"]:
@@ -664,7 +759,9 @@ def page_report(package: str, runs: list, results: dict) -> tuple[str, list[str]
         "from its committed numbers. A run whose variant cannot change a section is not made: "
         f"its cells say `{SKIPPED}` with the reason (a section whose numbers come from torch alone "
         "under the OpenBLAS and numpy variants, one that never loads torch under the torch "
-        "variants), and the section says why. The same results, machine-readable, are in "
+        "variants), and the section says why; the first two skips are checked, each skipped "
+        "variant's reduced run against the pinned one (\"Skip checked\"). The same results, "
+        "machine-readable, are in "
         f"`{data_path(config.PAGE).name}` beside this file.", "",
         *summary, "", *body,
         *[HASH_LINE.format(section=s.name, hash=current_hash(s)) for s in scripts],
@@ -690,6 +787,12 @@ def build_reports(pages: list[str], progress=print, cores: int | None = None
                 results[(script.name, run)] = {"ok": True, "record": record, "error": None}
                 page_runs += 1
             elif (result := cached_result(script, run, hashes[script])) is not None:
+                results[(script.name, run)] = result
+                kept += 1
+            else:
+                jobs.append((script, run))
+        for run in skip_check_runs(script):
+            if (result := cached_result(script, run, hashes[script])) is not None:
                 results[(script.name, run)] = result
                 kept += 1
             else:
