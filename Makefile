@@ -15,7 +15,7 @@ PAGE_ARG := $(if $(PAGE),--page $(PAGE))
 RUN_WHICH := $(if $(findstring B,$(firstword -$(MAKEFLAGS))),--all,--stale)
 
 .DEFAULT_GOAL := all
-.PHONY: all help figures check fix lint test test-quick golden seeds robustness bench docs pdf clean venv preview new-page remove-page lock notebooks notebook-times
+.PHONY: all help figures check fix lint test test-quick screenshots golden seeds robustness bench docs pdf clean venv preview new-page remove-page lock notebooks notebook-times
 
 all: figures check notebooks ## figures, check, then the notebooks
 
@@ -84,6 +84,11 @@ test: $(VENV_STAMP) ## the whole test suite, lint included (what CI runs)
 
 test-quick: $(VENV_STAMP) ## the tests without the slow ones (browser, variant rerun, mutations)
 	@$(PY) -m pytest tests -m "not slow"
+
+# The browser tests with the screenshots (make test leaves them out: they are
+# for a person to look at).
+screenshots: $(VENV_STAMP) ## photograph every page (desktop, phone, dark theme) into build/test-artifacts/
+	@$(PY) -m pytest tests/test_site.py -m screenshots -n 0
 
 golden: figures ## pin the current numbers, claims, figures and prose binding on purpose (and rebuild the notebooks)
 	@$(PY) tests/write_golden.py $(PAGE_ARG)

@@ -120,7 +120,11 @@ FIGURE_TEXT_MIN_RATIO = 0.8  # of the body text, at 1280 px and in the phone's z
 MEASURE_CHARACTERS = (60, 75)  # characters a line of running text, at 1280 px (a book's)
 # Whole-page screenshots of the pages and the index (the robustness page is
 # long tables: checked, not photographed).
+# The pages `make screenshots` photographs into build/test-artifacts/: for a
+# person to look at, so `make test` leaves them out (pyproject.toml's
+# addopts deselect the screenshots marker; they cost about 8 CPU-seconds).
 SCREENSHOTS = PAGES + ["index"]
+SCREENSHOT_TEST = "test_page_screenshots_saved"
 
 
 def sphinx_build(srcdir: Path, outdir: Path, doctrees: Path | None = None,
@@ -760,12 +764,15 @@ def _exercise_dropdowns_and_tabs(driver) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def loaded(browser, server):
+def loaded(browser, server, request):
     cache: dict[str, _Loaded] = {}
+    # Screenshots only when this session runs the test that looks for them.
+    wanted = any(item.originalname == SCREENSHOT_TEST for item in request.session.items
+                 if isinstance(item, pytest.Function))
 
     def load(doc: str) -> _Loaded:
         if doc not in cache:
-            cache[doc] = _Loaded(browser, server, doc, screenshots=doc in SCREENSHOTS)
+            cache[doc] = _Loaded(browser, server, doc, screenshots=wanted and doc in SCREENSHOTS)
         return cache[doc]
     return load
 
@@ -1113,6 +1120,7 @@ def test_page_folded_answers_and_tabs_work(loaded, page):
     assert shown == wanted, f"{page}: rendered {shown}, the Markdown has {wanted}"
 
 
+@pytest.mark.screenshots
 @pytest.mark.parametrize("doc", SCREENSHOTS)
 def test_page_screenshots_saved(loaded, doc):
     """build/test-artifacts/<page>-{desktop,narrow,dark}.jpg and the first
