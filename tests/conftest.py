@@ -17,9 +17,11 @@ under every numeric variant (rounding_stable). Everything else still runs.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -117,8 +119,8 @@ def _xdist_rank(item) -> tuple[int, int]:
     unit = xdist_unit_of(item)
     order = UNIT_ORDER.index(unit) if unit in UNIT_ORDER else len(UNIT_ORDER)
     # within a unit, the tests that start child processes come first (the notebooks'
-    # kernels, the OpenBLAS variants' runs): the children run beside the rest of the unit
-    starts_children = {"executed", "skipped_variant_children"} & set(getattr(item, "fixturenames", ()))
+    # kernels): the children run beside the rest of the unit
+    starts_children = "executed" in getattr(item, "fixturenames", ())
     return order, 0 if starts_children else 1
 
 
@@ -134,6 +136,7 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.timeout(SESSION_FIXTURE_TIMEOUT))
         elif item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.timeout(SLOW_TEST_TIMEOUT))
+
 
 
 SECTIONS = all_sections()
@@ -228,18 +231,32 @@ def run(request, regenerated) -> SectionRun:
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist tells the controller the collection is done
+def pytest_sessionfinish(session) -> None:
+    """No notebook run outlives the session (test_notebooks.start_executing)."""
+    if "test_notebooks" in sys.modules:
+        sys.modules["test_notebooks"].stop_executing()
+
+
 def pytest_collection_finish(session) -> None:
     """On an xdist worker: write each test's scheduling unit for the
     controller. Otherwise: start the pages' notebooks executing
     (tests/test_notebooks.py) as soon as the tests are known, in child
     processes, so their kernels run beside the other tests instead of after
     them (on a worker, the notebooks' own worker starts them: their tests
-    come first there)."""
+    come first there).
+
+    And freeze what collection imported (torch, matplotlib, the modules):
+    the garbage collector skips it from now on, so its full passes (pytest's
+    own at the end of a session took 0.7 s a process) scan only what the
+    tests make, and forked workers share those pages untouched."""
+    gc.freeze()
     if XDIST_WORKER:
         from section_kit import write_json_atomically
 
         units = {item.nodeid: xdist_unit_of(item) for item in session.items if xdist_unit_of(item)}
         write_json_atomically(Path(os.environ[UNITS_FILE_ENV]), units)  # every worker writes the same
+        return
+    if session.config.option.collectonly:
         return
     if any(item.module.__name__ == "test_notebooks" and item.get_closest_marker("slow")
            for item in session.items if getattr(item, "module", None)):

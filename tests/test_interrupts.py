@@ -76,8 +76,7 @@ def test_an_interrupted_run_loses_nothing(tmp_path, signum):
     copy = scratch_copy(tmp_path)
     before = outputs(copy)
     process = runner(copy, "--all")
-    wait_for(process, "start")
-    time.sleep(1.5)
+    wait_for(process, "done")  # mid-run: one section finished, the others computing
     process.send_signal(signum)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
@@ -182,8 +181,7 @@ def test_no_pool_worker_outlives_the_run(tmp_path, how):
     for name, text in SLEEPY_PAGE.items():
         (package / name).write_text(text, encoding="utf-8")
     process = runner(copy, "--all", "--page", "sleepy-page")
-    wait_for(process, "start")
-    time.sleep(3)  # the pool is up and its workers asleep
+    wait_for(process, "worker napping")  # the pool is up (its workers forked) and computing
     if how == "interrupt":
         process.send_signal(signal.SIGINT)
     else:

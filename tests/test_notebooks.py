@@ -20,8 +20,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -114,8 +117,20 @@ def start_executing() -> None:
         output = scratch / f"{package}.ipynb"
         command = [sys.executable, str(Path(notebooks.__file__)), "--page", package,
                    "--execute", SETTING_UNDER_TEST[package], str(output)]
+        # A session of its own: stop_executing ends its kernel with it.
         _RUNS[package] = (subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                           text=True), output)
+                                           text=True, start_new_session=True), output)
+
+
+def stop_executing() -> None:
+    """Stop the notebooks' runs still going (a session that ended before
+    their tests, interrupted or failed fast), kernels included."""
+    for process, output in _RUNS.values():
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        output.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="module")
