@@ -452,9 +452,10 @@ def check(page, config, records: dict, numbers, *, robustness_path: Path, allowl
     held = robustness_holds(robustness_path)
     derived = set(getattr(config, "DERIVED_SECTIONS", ()))
     report_name = robustness_path.name
+    units = known_units(records)
     for sentence in page_sentences(page, config, records, numbers):
         scripts = config.SECTION_SCRIPTS[sentence.section]
-        findings += check_units_and_runs(sentence, records)
+        findings += check_units_and_runs(sentence, records, units)
         if not sentence.occurrences:
             continue
         stats.sentences += 1
@@ -555,11 +556,18 @@ def shorten(text: str, width: int = 140) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def check_units_and_runs(sentence: Sentence, records: dict) -> list[tuple[int, str]]:
-    """The unit after each quoted number, and the runs the sentence names."""
+def known_units(records: dict) -> list[str]:
+    """Every unit a quote of the page declares and every unit word, longest
+    first (so "times as fast" is read before "times")."""
+    return sorted({u for r in records.values() for q in r.get("quotes", {}).values() for u in units_of(q)}
+                  | set(UNIT_WORDS), key=len, reverse=True)
+
+
+def check_units_and_runs(sentence: Sentence, records: dict, units: list[str] | None = None) -> list[tuple[int, str]]:
+    """The unit after each quoted number, and the runs the sentence names
+    (``units``: known_units(records), computed once for a page)."""
     findings = []
-    units = sorted({u for r in records.values() for q in r.get("quotes", {}).values() for u in units_of(q)}
-                   | set(UNIT_WORDS), key=len, reverse=True)
+    units = units if units is not None else known_units(records)
     for number in sentence.bound:
         declared = [units_of(q) for _, _, q in number.quotes]
         if not all(declared) or declared_unit_span(number, sentence.text):
