@@ -28,56 +28,100 @@ pytestmark = pytest.mark.slow
 
 # --- script mutations: rerun the mutated section on a copy, compare with golden ---
 
-RUN = """
-import json, sys
-sys.path.insert(0, {diagrams!r})
+# Each mutation: (section, text replaced, its replacement, text appended).
+SCRIPT_MUTATIONS = {
+    "weakened threshold": ("unit_mismatch", "STEP_RATIO_FLOOR = 1e6", "STEP_RATIO_FLOOR = 1e5", ""),
+    "figure only": ("norm_worked_vector", "", "",
+                    "\n_draw = draw\n\n\ndef draw(section, results):\n"
+                    "    import matplotlib\n    matplotlib.rcParams['text.color'] = '#555555'\n"
+                    "    _draw(section, results)\n"),
+    "cross-check dtype": ("norm_worked_vector", "dtype=torch.float32", "dtype=torch.float64", ""),
+}
+
+# One interpreter runs every mutation: it imports the machinery, numpy and
+# torch once (from the first copy; every copy's machinery is the repository's,
+# unchanged), then forks a child per mutation, which imports the page's
+# package from that mutation's own copy. (A fresh interpreter each cost about
+# two CPU-seconds of imports.)
+RUN_ALL = """
+import json, os, sys
+runs = json.loads(sys.argv[1])
+sys.path.insert(0, runs[0]["diagrams"])
 import section_kit
-module = section_kit.section_module({package!r}, {section!r})
-section = section_kit.run_section(module, out_dir=__import__("pathlib").Path({out!r}),
-                                  raise_on_failed_claims=False)
-print(json.dumps(section.record()))
+section_kit.import_torch()
+import matplotlib.pyplot
+for run in runs:
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            sys.path.insert(0, run["diagrams"])  # before the first copy, which stays on the path
+            for name in [m for m in sys.modules if m == {package!r} or m.startswith({package!r} + ".")]:
+                del sys.modules[name]
+            module = section_kit.section_module({package!r}, run["section"])
+            assert module.__file__.startswith(run["diagrams"]), module.__file__
+            section = section_kit.run_section(module, out_dir=__import__("pathlib").Path(run["out"]),
+                                              raise_on_failed_claims=False)
+            with open(run["record"], "w", encoding="utf-8") as f:
+                json.dump(section.record(), f)
+            status = 0
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    if status:
+        sys.exit(f"the mutation of {{run['section']}} in {{run['diagrams']}} failed (status {{status}})")
 """
 
 
-def run_mutated(tmp_path: Path, section: str, old: str, new: str, *, append: str = "") -> tuple[dict, Path]:
-    copy = tmp_path / "diagrams"
-    shutil.copytree(REPO_ROOT / "docs" / "diagrams", copy, ignore=shutil.ignore_patterns("__pycache__"))
-    script = copy / PACKAGE / f"{section}.py"
-    source = script.read_text(encoding="utf-8")
-    if old:
-        assert source.count(old) == 1, f"the mutation's target {old!r} is not once in {section}.py"
-        source = source.replace(old, new)
-    script.write_text(source + append, encoding="utf-8")
-    out = tmp_path / "out"
-    code = RUN.format(diagrams=str(copy), package=PACKAGE, section=section, out=str(out))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+@pytest.fixture(scope="module")
+def mutated(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
+    """{mutation: (the mutated section's record, its figures folder)}, each
+    made on its own copy of docs/diagrams."""
+    runs = []
+    for k, (section, old, new, append) in enumerate(SCRIPT_MUTATIONS.values()):
+        root = tmp_path_factory.mktemp(f"mutation{k}")
+        copy = root / "diagrams"
+        shutil.copytree(REPO_ROOT / "docs" / "diagrams", copy, ignore=shutil.ignore_patterns("__pycache__"))
+        script = copy / PACKAGE / f"{section}.py"
+        source = script.read_text(encoding="utf-8")
+        if old:
+            assert source.count(old) == 1, f"the mutation's target {old!r} is not once in {section}.py"
+            source = source.replace(old, new)
+        script.write_text(source + append, encoding="utf-8")
+        runs.append({"diagrams": str(copy), "section": section, "out": str(root / "out"),
+                     "record": str(root / "record.json")})
+    done = subprocess.run([sys.executable, "-c", RUN_ALL.format(package=PACKAGE), json.dumps(runs)],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1]), out
+    return {name: (json.loads(Path(run["record"]).read_text(encoding="utf-8")), Path(run["out"]))
+            for name, run in zip(SCRIPT_MUTATIONS, runs, strict=True)}
 
 
 def golden(section: str) -> dict:
     return json.loads((GOLDEN_DIR / CONFIG.PAGE / f"{section}.json").read_text(encoding="utf-8"))
 
 
-def test_a_weakened_threshold_changes_the_claims_words(tmp_path):
-    record, _ = run_mutated(tmp_path, "unit_mismatch", "STEP_RATIO_FLOOR = 1e6", "STEP_RATIO_FLOOR = 1e5")
+def test_a_weakened_threshold_changes_the_claims_words(mutated):
+    record, _ = mutated["weakened threshold"]
     changes = differences(golden("unit_mismatch"), pinned_part(record))
     assert any(c.startswith("claim now:") for c in changes), "a weakened threshold passed the golden claims"
 
 
-def test_a_figure_only_change_is_caught_by_the_pinned_hashes(tmp_path):
-    append = ("\n_draw = draw\n\n\ndef draw(section, results):\n"
-              "    import matplotlib\n    matplotlib.rcParams['text.color'] = '#555555'\n"
-              "    _draw(section, results)\n")
-    record, out = run_mutated(tmp_path, "norm_worked_vector", "", "", append=append)
+def test_a_figure_only_change_is_caught_by_the_pinned_hashes(mutated):
+    record, out = mutated["figure only"]
     pinned = golden("norm_worked_vector")["figures"]
     assert not differences(golden("norm_worked_vector"), pinned_part(record)), "numbers must be unchanged"
     assert any(sha256(out / name) != pinned[name] for name in record["figures"]), \
         "a figure-only change passed the figure hashes"
 
 
-def test_a_cross_check_moved_to_another_dtype_is_caught(tmp_path):
-    record, _ = run_mutated(tmp_path, "norm_worked_vector", "dtype=torch.float32", "dtype=torch.float64")
+def test_a_cross_check_moved_to_another_dtype_is_caught(mutated):
+    record, _ = mutated["cross-check dtype"]
     changes = differences(golden("norm_worked_vector"), pinned_part(record))
     assert any(c.startswith("agreement") for c in changes), "a cross-check in another dtype passed"
 
