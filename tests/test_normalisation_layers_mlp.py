@@ -9,13 +9,20 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-from section_kit import import_torch  # noqa: E402
 
-torch = import_torch()
+@pytest.fixture(autouse=True, scope="module")
+def _imports():
+    """torch and the page's modules, imported when this module's tests run,
+    not when pytest collects it: every xdist worker collects every module,
+    and torch with its compiler costs a worker about two CPU-seconds."""
+    global torch, mlp, smoothness_probe, BatchNorm
+    from section_kit import import_torch
 
-from normalisation_layers import mlp  # noqa: E402
-from normalisation_layers.loss_smoothness import smoothness_probe  # noqa: E402
-from normalisation_layers.norms import BatchNorm  # noqa: E402
+    torch = import_torch()
+    from normalisation_layers import mlp
+    from normalisation_layers.loss_smoothness import smoothness_probe
+    from normalisation_layers.norms import BatchNorm
+
 
 PAGE = REPO_ROOT / "docs" / "normalisation-layers.md"
 INCLUDE = re.compile(r"```\{literalinclude\} (?P<path>\S+)\n:pyobject: (?P<name>\S+)\n(?::\w+:.*\n)*```")

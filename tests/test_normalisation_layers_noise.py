@@ -5,17 +5,25 @@ feature; and section 5's probe follows the optimiser's own velocity."""
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "diagrams"))
 
-from section_kit import import_torch  # noqa: E402
 
-torch = import_torch()
+@pytest.fixture(autouse=True, scope="module")
+def _imports():
+    """torch and the page's modules, imported when this module's tests run,
+    not when pytest collects it: every xdist worker collects every module,
+    and torch with its compiler costs a worker about two CPU-seconds."""
+    global torch, mlp, noisy_norms, Probe, BatchNorm, LAYERS
+    from section_kit import import_torch
 
-from normalisation_layers import mlp, noisy_norms  # noqa: E402
-from normalisation_layers.loss_smoothness import Probe  # noqa: E402
-from normalisation_layers.norms import BatchNorm  # noqa: E402
+    torch = import_torch()
+    from normalisation_layers import mlp, noisy_norms
+    from normalisation_layers.loss_smoothness import Probe
+    from normalisation_layers.norms import BatchNorm
 
-LAYERS = (noisy_norms.ActivationNoiseBatchNorm, noisy_norms.FeatureNoiseBatchNorm)
+    LAYERS = (noisy_norms.ActivationNoiseBatchNorm, noisy_norms.FeatureNoiseBatchNorm)
 
 
 def test_noise_only_in_training():

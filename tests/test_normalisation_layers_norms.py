@@ -4,11 +4,17 @@ equal the torch modules they reimplement."""
 
 import pytest
 
-from section_kit import import_torch  # noqa: E402
 
-torch = import_torch()
+@pytest.fixture(autouse=True, scope="module")
+def _imports():
+    """torch and the page's modules, imported when this module's tests run,
+    not when pytest collects it: every xdist worker collects every module,
+    and torch with its compiler costs a worker about two CPU-seconds."""
+    global torch, BatchNorm, LayerNorm, RMSNorm
+    from section_kit import import_torch
 
-from normalisation_layers.norms import BatchNorm, LayerNorm, RMSNorm  # noqa: E402
+    torch = import_torch()
+    from normalisation_layers.norms import BatchNorm, LayerNorm, RMSNorm
 
 
 def _close(a, b, tol=1e-6):

@@ -19,16 +19,22 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 import section_kit  # noqa: E402  (pins the numeric environment before torch)
 
-torch = section_kit.import_torch()
-F = torch.nn.functional
 
-from normalisation_layers import build_corpus  # noqa: E402
-from normalisation_layers.language_data import load_corpus, training_batches, validation_set, windows  # noqa: E402
-from normalisation_layers.language_training import (  # noqa: E402
-    learning_rate, train_language_model, warmup_steps)
-from normalisation_layers.norms import LayerNorm, RMSNorm  # noqa: E402
-from normalisation_layers.transformer import (  # noqa: E402
-    Attention, Block, SwiGLU, build_language_model, rotary)
+@pytest.fixture(autouse=True, scope="module")
+def _imports():
+    """torch and the page's modules, imported when this module's tests run,
+    not when pytest collects it: every xdist worker collects every module,
+    and torch with its compiler costs a worker about two CPU-seconds."""
+    global torch, F, build_corpus, load_corpus, training_batches, validation_set, windows
+    global learning_rate, train_language_model, warmup_steps, LayerNorm, RMSNorm
+    global Attention, Block, SwiGLU, build_language_model, rotary
+    torch = section_kit.import_torch()
+    F = torch.nn.functional
+    from normalisation_layers import build_corpus
+    from normalisation_layers.language_data import load_corpus, training_batches, validation_set, windows
+    from normalisation_layers.language_training import learning_rate, train_language_model, warmup_steps
+    from normalisation_layers.norms import LayerNorm, RMSNorm
+    from normalisation_layers.transformer import Attention, Block, SwiGLU, build_language_model, rotary
 
 SPEC_SDIST_SHA256 = "f393d09d07ea4d0e19957838046b3601ad09e0a5bd1c5ad0454240eacff393be"
 
@@ -248,17 +254,20 @@ def _run_configurations():
                    (NORMS["rms"], "pre", lr, qk_norm.WARMUP_FRACTION, CONSTANT, qk, layers))
 
 
-@pytest.mark.parametrize("name, configuration", list(_run_configurations()),
-                         ids=lambda v: v if isinstance(v, str) else "")
-def test_foreach_adamw_is_the_default_adamw_to_the_bit(name, configuration):
+def test_foreach_adamw_is_the_default_adamw_to_the_bit(subtests):
     """The page trains with the multi-tensor AdamW and clipping; over the
     first steps of every run configuration they leave every weight exactly
     where torch's default per-parameter loop leaves it. (Torch's fused AdamW
     kernel, faster still, does not: it rounds differently, and at lr 0.1 the
-    runs part within five steps.)"""
-    multi, default = _train_pair(*configuration)
-    for (what, a), b in zip(multi.named_parameters(), default.parameters(), strict=True):
-        assert torch.equal(a, b), f"{name}: {what} differs by {(a - b).abs().max().item():.3g}"
+    runs part within five steps.) One subtest a configuration: the list
+    comes from the page's modules, which collection does not import."""
+    configurations = list(_run_configurations())
+    assert len(configurations) == 13, "seven runs in sections 7 and 8, six in section 9"
+    for name, configuration in configurations:
+        with subtests.test(msg=name):
+            multi, default = _train_pair(*configuration)
+            for (what, a), b in zip(multi.named_parameters(), default.parameters(), strict=True):
+                assert torch.equal(a, b), f"{name}: {what} differs by {(a - b).abs().max().item():.3g}"
 
 
 def test_recording_logits_changes_no_bit():
