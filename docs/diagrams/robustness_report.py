@@ -22,12 +22,12 @@ section its page lists in TORCH_ONLY_SECTIONS is not rerun under the
 variants that change only OpenBLAS (torch never calls OpenBLAS) or only
 numpy's own loops (numpy only copies, compares and formats its numbers), and
 a section whose code never loads torch is not rerun under the variants that
-change only torch. The report gives the reason in those cells. The first
-two skips are checked here, on the runs: each torch-only section's reduced
-run (the same code paths in a few steps) is made under every variant it is
-skipped for and under the pinned environment, and must give the same values
-and claims (SKIP_CHECK; a difference fails the report). A test checks that
-a section found not to load torch never imports it.
+change only torch. The report gives the reason in those cells. The two
+torch-only skips are checked here, on the runs (skip_check): each such
+section's reduced run (the same code paths in a few steps) is made under
+every variant it is skipped for and under the pinned environment, and must
+give the same values and claim outcomes; a difference fails the report. A
+test checks that a section found not to load torch never imports it.
 
 Every finished run is kept under build/runs/robustness/cache/ with its
 section's inputs hash: an interrupted report loses no finished run, and the
@@ -239,8 +239,10 @@ def skip_check(script: SectionScript, results: dict) -> tuple[list[str], list[st
     name = script.name
     missing = [run for run in runs if not (results.get((name, run)) or {}).get("record")]
     if missing:
-        errors = [f"{name}: the skip check's run under {run_label(*run)} failed: "
-                  + (((results.get((name, run)) or {}).get("error") or "no result").strip().splitlines() or ["?"])[-1]
+        def last_line(run) -> str:
+            error = ((results.get((name, run)) or {}).get("error") or "no result").strip()
+            return error.splitlines()[-1] if error else "no output"
+        errors = [f"{name}: the skip check's run under {run_label(*run)} failed: {last_line(run)}"
                   for run in missing]
         return [f"- **ERROR** {e}" for e in errors] + [""], errors, {"error": errors}
     parts = {run: deterministic_part(results[(name, run)]["record"]) for run in runs}
@@ -759,7 +761,7 @@ def page_report(package: str, runs: list, results: dict) -> tuple[str, list[str]
         "from its committed numbers. A run whose variant cannot change a section is not made: "
         f"its cells say `{SKIPPED}` with the reason (a section whose numbers come from torch alone "
         "under the OpenBLAS and numpy variants, one that never loads torch under the torch "
-        "variants), and the section says why; the first two skips are checked, each skipped "
+        "variants), and the section says why; the two torch-only skips are checked, each skipped "
         "variant's reduced run against the pinned one (\"Skip checked\"). The same results, "
         "machine-readable, are in "
         f"`{data_path(config.PAGE).name}` beside this file.", "",
