@@ -138,7 +138,6 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.timeout(SLOW_TEST_TIMEOUT))
 
 
-
 SECTIONS = all_sections()
 SECTION_IDS = [s.name for s in SECTIONS]
 PIN_HOLDS = numeric_env.can_honour_pin()
@@ -230,13 +229,13 @@ def run(request, regenerated) -> SectionRun:
     return regenerated[request.param.name]
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist tells the controller the collection is done
 def pytest_sessionfinish(session) -> None:
     """No notebook run outlives the session (test_notebooks.start_executing)."""
     if "test_notebooks" in sys.modules:
         sys.modules["test_notebooks"].stop_executing()
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist tells the controller the collection is done
 def pytest_collection_finish(session) -> None:
     """On an xdist worker: write each test's scheduling unit for the
     controller. Otherwise: start the pages' notebooks executing
