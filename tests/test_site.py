@@ -680,7 +680,7 @@ class _Loaded:
             _screenshot(driver, ARTIFACTS / f"{self.name}-desktop.jpg", DESKTOP_WIDTH)
         if screenshots:
             _first_screen(driver, ARTIFACTS / f"{self.name}-desktop-first.png")
-        self.interactions = _exercise_dropdowns_and_tabs(driver)
+        self.interactions = driver.execute_script(EXERCISE_FOLDS_AND_TABS)
         self.zoom = driver.execute_async_script(ZOOM)
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
         self.print = driver.execute_script(READ_PRINT)
@@ -725,42 +725,43 @@ class _Loaded:
             }, indent=1) + "\n", encoding="utf-8")
 
 
-def _exercise_dropdowns_and_tabs(driver) -> list[str]:
-    """Open and close every folded answer; show every tab. Returns what failed."""
-    from selenium.webdriver.common.by import By
-
-    def click(element):  # as a reader's click does: the element's own activation
-        driver.execute_script("arguments[0].click();", element)
-
-    failures = []
-    content_shown = ("return arguments[0].offsetParent !== null && "
-                     "arguments[0].getBoundingClientRect().height > 0;")
-    for i, details in enumerate(driver.find_elements(By.CSS_SELECTOR, "article details.sd-dropdown")):
-        title = details.find_element(By.CSS_SELECTOR, "summary").text.strip()[:50]
-        body = details.find_element(By.CSS_SELECTOR, ".sd-summary-content")
-        was_open = details.get_attribute("open") is not None
-        summary = details.find_element(By.CSS_SELECTOR, "summary")
-        click(summary)
-        now_open = details.get_attribute("open") is not None
-        if now_open == was_open or driver.execute_script(content_shown, body) != now_open:
-            failures.append(f"dropdown {i + 1} ({title!r}) did not {'close' if was_open else 'open'}")
-        click(summary)
-        if (details.get_attribute("open") is not None) != was_open:
-            failures.append(f"dropdown {i + 1} ({title!r}) did not go back")
-    for i, tab_set in enumerate(driver.find_elements(By.CSS_SELECTOR, "article .sd-tab-set")):
-        labels = tab_set.find_elements(By.CSS_SELECTOR, ":scope > label.sd-tab-label")
-        contents = tab_set.find_elements(By.CSS_SELECTOR, ":scope > .sd-tab-content")
-        if len(labels) < 2 or len(labels) != len(contents):
-            failures.append(f"tab set {i + 1} has {len(labels)} tabs and {len(contents)} panels")
-            continue
-        for k, label in enumerate(labels):
-            click(label)
-            shown = [driver.execute_script(content_shown, c) for c in contents]
-            if shown != [j == k for j in range(len(contents))]:
-                failures.append(f"tab set {i + 1}: after clicking {label.text.strip()!r} "
-                                f"the panels shown are {shown}")
-        click(labels[0])
-    return failures
+# Open and close every folded answer, show every tab, as a reader's click
+# does (the element's own activation), in one script: one WebDriver round
+# trip for each click and read had taken over a second on page 2. Clicking a
+# summary or a tab label changes the page synchronously, and reading a box
+# lays it out first, so each check sees the click's result. Returns what failed.
+EXERCISE_FOLDS_AND_TABS = r"""
+const failures = [];
+const shown = el => el.offsetParent !== null && el.getBoundingClientRect().height > 0;
+document.querySelectorAll('article details.sd-dropdown').forEach((details, i) => {
+  const summary = details.querySelector('summary');
+  const body = details.querySelector('.sd-summary-content');
+  const title = JSON.stringify(summary.textContent.trim().slice(0, 50));
+  const wasOpen = details.open;
+  summary.click();
+  if (details.open === wasOpen || shown(body) !== details.open)
+    failures.push(`dropdown ${i + 1} (${title}) did not ${wasOpen ? 'close' : 'open'}`);
+  summary.click();
+  if (details.open !== wasOpen) failures.push(`dropdown ${i + 1} (${title}) did not go back`);
+});
+document.querySelectorAll('article .sd-tab-set').forEach((tabSet, i) => {
+  const labels = Array.from(tabSet.querySelectorAll(':scope > label.sd-tab-label'));
+  const contents = Array.from(tabSet.querySelectorAll(':scope > .sd-tab-content'));
+  if (labels.length < 2 || labels.length !== contents.length) {
+    failures.push(`tab set ${i + 1} has ${labels.length} tabs and ${contents.length} panels`);
+    return;
+  }
+  labels.forEach((label, k) => {
+    label.click();
+    const now = contents.map(shown);
+    if (now.some((s, j) => s !== (j === k)))
+      failures.push(`tab set ${i + 1}: after clicking ${JSON.stringify(label.textContent.trim())} ` +
+                    `the panels shown are [${now.join(', ')}]`);
+  });
+  labels[0].click();
+});
+return failures;
+"""
 
 
 @pytest.fixture(scope="module")
