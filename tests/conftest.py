@@ -77,8 +77,10 @@ SESSION_FIXTURE_TIMEOUT = 600
 # tests fill in after.
 XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
 UNITS_FILE_ENV = "TESTS_XDIST_UNITS_FILE"
-MODULE_UNITS = {"test_notebooks": "notebooks", "test_site": "site", "test_page_snippet": "page-snippet"}
-UNIT_ORDER = ("notebooks", "regenerated", "site")
+# The notebooks' tests share a worker with the tests of the regenerated
+# sections: that fixture takes the sections the notebooks ran.
+MODULE_UNITS = {"test_notebooks": "regenerated", "test_site": "site", "test_page_snippet": "page-snippet"}
+UNIT_ORDER = ("regenerated", "site")
 
 
 def xdist_unit_of(item) -> str | None:
@@ -212,16 +214,42 @@ def is_heavy(script) -> bool:
         return False
 
 
+def runs_notebooks(session) -> bool:
+    """Whether this session executes the pages' notebooks (their slow test is selected)."""
+    return any(item.module.__name__ == "test_notebooks" and item.get_closest_marker("slow")
+               for item in session.items if getattr(item, "module", None))
+
+
 @pytest.fixture(scope="session")
-def regenerated(tmp_path_factory) -> dict[str, SectionRun]:
+def regenerated(request, tmp_path_factory) -> dict[str, SectionRun]:
+    """Every section's run for the tests: the reduced configuration of a heavy
+    section, the page's own of the others, at seed offset 0, figures drawn.
+
+    When this session executes the notebooks, the sections they ran cleanly
+    are taken from them (the notebook runs each section through the same
+    run_section, in the same setting, from the same code; the figures and
+    numbers it leaves are the same bytes): running them again here cost
+    about 13 CPU seconds of every make test. The others run here, in forked
+    workers, as make figures runs them."""
+    from_notebooks = {}
+    if runs_notebooks(request.session):
+        import test_notebooks
+
+        from_notebooks = test_notebooks.section_runs()
+    runs, jobs = {}, []
     out = tmp_path_factory.mktemp("figures")
-    jobs = []
     for script in SECTIONS:
         heavy = is_heavy(script)
-        page_out = out / page_config(script.package).PAGE
-        jobs.append((script, 0, True, str(page_out), True, current_hash(script), heavy))
-    results = run_many(jobs)
-    return {job[0].name: SectionRun(job[0], r, out, job[6]) for job, r in zip(jobs, results, strict=True)}
+        if (script.package, script.name) in from_notebooks:
+            record, notebook_out = from_notebooks[(script.package, script.name)]
+            result = {"script": script, "ok": True, "record": record, "error": None}
+            runs[script.name] = SectionRun(script, result, notebook_out, heavy)
+        else:
+            page_out = out / page_config(script.package).PAGE
+            jobs.append((script, 0, True, str(page_out), True, current_hash(script), heavy))
+    for job, result in zip(jobs, run_many(jobs), strict=True):
+        runs[job[0].name] = SectionRun(job[0], result, out, job[6])
+    return {script.name: runs[script.name] for script in SECTIONS}
 
 
 @pytest.fixture(params=SECTIONS, ids=SECTION_IDS)
@@ -257,8 +285,7 @@ def pytest_collection_finish(session) -> None:
         return
     if session.config.option.collectonly:
         return
-    if any(item.module.__name__ == "test_notebooks" and item.get_closest_marker("slow")
-           for item in session.items if getattr(item, "module", None)):
+    if runs_notebooks(session):
         import test_notebooks
 
         test_notebooks.start_executing()

@@ -13,6 +13,9 @@
   each page in its quick setting, every number it prints equal to the
   golden record's pinned reduced run (the full run's for a section without a
   reduced configuration). Timings (measured quotes) are not compared.
+  The sections' numbers and figures the runs leave there serve the session
+  as its reduced runs (conftest's ``regenerated``): the golden-number and
+  figure tests check them, so no section is computed twice.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -100,46 +104,99 @@ def printed_tables(notebook) -> dict[str, dict[str, str]]:
     return tables
 
 
-_RUNS: dict[str, tuple[subprocess.Popen, Path]] = {}
+_RUNS: dict[str, tuple[subprocess.Popen, Path]] = {}  # package: (its run, its working directory)
+_SCRATCH: list[Path] = []
+_FINISHED: dict[str, tuple[int, str]] = {}  # package: (exit status, the end of its log)
 
 
 def start_executing() -> None:
     """Start executing every page's notebook, each in a child process (its
     own kernel), so both cores work on them; conftest calls this as soon as
-    the tests are collected, so the notebooks run beside the other tests."""
+    the tests are collected, so the notebooks run beside the other tests.
+    Each runs in a working directory that is kept to the end of the session:
+    the sections' outputs the notebook leaves there are the session's
+    reduced runs too (``section_runs``)."""
     if _RUNS:
         return
     scratch = Path(tempfile.mkdtemp(prefix="executed-notebooks-"))
+    _SCRATCH.append(scratch)
     for package in PACKAGES:
-        output = scratch / f"{package}.ipynb"
+        workdir = scratch / package
         command = [sys.executable, str(Path(notebooks.__file__)), "--page", package,
-                   "--execute", SETTING_UNDER_TEST[package], str(output)]
+                   "--execute", SETTING_UNDER_TEST[package], str(scratch / f"{package}.ipynb"),
+                   "--workdir", str(workdir)]
         # A session of its own: stop_executing ends its kernel with it.
         _RUNS[package] = (subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                           text=True, start_new_session=True), output)
+                                           text=True, start_new_session=True), workdir)
+
+
+def finished(package: str) -> tuple[int, str]:
+    """Wait for a page's notebook run (started if it was not): its exit
+    status and the end of its log."""
+    start_executing()
+    if package not in _FINISHED:
+        process, _ = _RUNS[package]
+        log, _ = process.communicate(timeout=notebooks.EXECUTE_TIMEOUT)
+        _FINISHED[package] = (process.returncode, log[-3000:])
+    return _FINISHED[package]
+
+
+def executed_notebook(package: str) -> Path:
+    return _RUNS[package][1].parent / f"{package}.ipynb"
 
 
 def stop_executing() -> None:
     """Stop the notebooks' runs still going (a session that ended before
-    their tests, interrupted or failed fast), kernels included."""
-    for process, output in _RUNS.values():
+    their tests, interrupted or failed fast), kernels included, and remove
+    what they wrote."""
+    for process, _ in _RUNS.values():
         if process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-        output.unlink(missing_ok=True)
+    for scratch in _SCRATCH:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def section_runs() -> dict[tuple[str, str], tuple[dict, Path]]:
+    """{(package, section): (its numbers record, the folder above its page's
+    outputs)} for every section this session's notebook runs made cleanly:
+    the quick setting (the tests' reduced configuration of a heavy section,
+    the page's own of the others), a committed notebook that is current (so
+    its code is the repository's), the section's cell without an error.
+    conftest's ``regenerated`` takes these instead of running the sections
+    again; a section missing here it runs itself, so a broken one fails
+    alone, with its own error."""
+    runs = {}
+    for package in PACKAGES:
+        setting = SETTING_UNDER_TEST[package]
+        path = notebooks.notebook_path(package)
+        if setting != "quick" or not path.exists() or path.read_text(encoding="utf-8") != notebooks.notebook_text(package):
+            continue
+        status, _ = finished(package)
+        output = executed_notebook(package)
+        if status != 0 or not output.exists():
+            continue  # nbclient stops at a failing cell: the sections run themselves
+        out = notebooks.runs_dir(package, setting, _RUNS[package][1])
+        numbers = out / page_config(package).PAGE / "numbers"
+        for cell in nbformat.read(output, as_version=4).cells:
+            match = RUN_CELL.match(cell.source) if cell.cell_type == "code" else None
+            if match and not any(o.output_type == "error" for o in cell.outputs):
+                record_path = numbers / f"{match.group(3)}.json"
+                if record_path.exists():
+                    runs[(package, match.group(3))] = (json.loads(record_path.read_text(encoding="utf-8")), out)
+    return runs
 
 
 @pytest.fixture(scope="module")
 def executed() -> dict:
     """{package: executed notebook, or the error output of its run}."""
-    start_executing()
     results = {}
-    for package, (process, output) in _RUNS.items():
-        log, _ = process.communicate(timeout=notebooks.EXECUTE_TIMEOUT)
-        results[package] = (nbformat.read(output, as_version=4) if process.returncode == 0
-                            else RuntimeError(log[-3000:]))
-        output.unlink(missing_ok=True)
+    for package in PACKAGES:
+        status, log = finished(package)
+        output = executed_notebook(package)
+        results[package] = (nbformat.read(output, as_version=4) if status == 0 and output.exists()
+                            else RuntimeError(log))
     return results
 
 
@@ -183,3 +240,34 @@ def test_page_links_its_notebook_at_the_top_and_at_each_experiment(package):
     assert "Run it yourself" in intro and link in intro, f"{config.PAGE_FILE}: no notebook link above section 1"
     missing = sorted({n for n, _ in notebooks.sections_in_page_order(package) if link not in sections.get(n, "")})
     assert not missing, f"{config.PAGE_FILE}: sections {missing} run an experiment but do not link the notebook"
+
+
+def test_only_sections_a_current_notebook_ran_cleanly_stand_in_for_the_reduced_runs(tmp_path, monkeypatch):
+    """section_runs takes a section's outputs from a notebook run only when
+    the committed notebook is current, its run ended well and the section's
+    cell raised nothing; conftest runs every other section itself."""
+    package, page = "normalisation_and_stability", "normalisation-and-stability"
+    workdir = tmp_path / package
+    numbers = notebooks.runs_dir(package, "quick", workdir) / page / "numbers"
+    numbers.mkdir(parents=True)
+    for section in ("unit_mismatch", "batch_dependence", "mixed_precision"):
+        (numbers / f"{section}.json").write_text(json.dumps({"name": section}), encoding="utf-8")
+    run_cell = "{0} = experiment('{1}', '{0}', SETTING)"
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell(run_cell.format("unit_mismatch", package)),
+        nbformat.v4.new_code_cell(run_cell.format("batch_dependence", package), outputs=[
+            nbformat.v4.new_output("error", ename="ClaimsFailed", evalue="a claim failed", traceback=[])]),
+        nbformat.v4.new_code_cell(run_cell.format("norm_worked_vector", package)),  # wrote no numbers
+    ])
+    nbformat.write(notebook, tmp_path / f"{package}.ipynb")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGES", [package])
+    monkeypatch.setitem(_RUNS, package, (None, workdir))
+    monkeypatch.setitem(_FINISHED, package, (0, ""))
+    assert set(section_runs()) == {(package, "unit_mismatch")}
+    assert section_runs()[(package, "unit_mismatch")] == ({"name": "unit_mismatch"},
+                                                            notebooks.runs_dir(package, "quick", workdir))
+    monkeypatch.setitem(_FINISHED, package, (1, "a cell failed"))
+    assert section_runs() == {}
+    monkeypatch.setitem(_FINISHED, package, (0, ""))
+    monkeypatch.setattr(notebooks, "notebook_text", lambda package: "a newer build")
+    assert section_runs() == {}, "a stale notebook holds older code: its runs must not stand in"

@@ -506,6 +506,12 @@ def execute(package: str, setting: str, workdir: Path):
     return notebook
 
 
+def runs_dir(package: str, setting: str, workdir: Path) -> Path:
+    """Where a notebook executed in ``workdir`` leaves its sections' outputs:
+    one folder per page, as ``out_dir`` of make figures (numbers/, figures)."""
+    return workdir / code_dir_name(package) / "runs" / setting
+
+
 def measure(package: str, setting: str) -> dict:
     """Execute the notebook in ``setting`` and record each experiment's time."""
     load = os.getloadavg()[0]  # a shared machine's wall times depend on it
@@ -514,8 +520,8 @@ def measure(package: str, setting: str) -> dict:
         execute(package, setting, Path(tmp))
         elapsed = time.perf_counter() - started
         page = page_config(package).PAGE
-        measured = json.loads((Path(tmp) / code_dir_name(package) / "runs" / setting / page
-                               / "notebook_timings.json").read_text(encoding="utf-8"))
+        measured = json.loads((runs_dir(package, setting, Path(tmp)) / page / "notebook_timings.json")
+                              .read_text(encoding="utf-8"))
     import numeric_env
 
     path = timings_path(package)
@@ -539,6 +545,10 @@ def main() -> int:
     parser.add_argument("--execute", nargs=2, metavar=("SETTING", "OUTPUT"),
                         help="execute one page's notebook in SETTING in a temporary directory and "
                              "write the executed notebook to OUTPUT (the tests)")
+    parser.add_argument("--workdir", type=Path,
+                        help="with --execute: run in this (empty or new) directory instead, and keep "
+                             "what the notebook writes there (its code, and its sections' numbers and "
+                             "figures under <code>/runs/<setting>/)")
     args = parser.parse_args()
     packages = [package_for_page(args.page)] if args.page else page_packages()
     if args.execute:
@@ -547,6 +557,10 @@ def main() -> int:
         if len(packages) != 1:
             parser.error("--execute needs --page")
         setting, output = args.execute
+        if args.workdir is not None:
+            args.workdir.mkdir(parents=True, exist_ok=True)
+            nbformat.write(execute(packages[0], setting, args.workdir), output)
+            return 0
         with tempfile.TemporaryDirectory(prefix="notebook-") as tmp:
             nbformat.write(execute(packages[0], setting, Path(tmp)), output)
         return 0
