@@ -261,6 +261,8 @@ def test_only_sections_a_current_notebook_ran_cleanly_stand_in_for_the_reduced_r
     ])
     nbformat.write(notebook, tmp_path / f"{package}.ipynb")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGES", [package])
+    committed = notebooks.notebook_path(package).read_text(encoding="utf-8")
+    monkeypatch.setattr(notebooks, "notebook_text", lambda package: committed)  # current (the test of that is above)
     monkeypatch.setitem(_RUNS, package, (None, workdir))
     monkeypatch.setitem(_FINISHED, package, (0, ""))
     assert set(section_runs()) == {(package, "unit_mismatch")}
