@@ -105,7 +105,6 @@ def printed_tables(notebook) -> dict[str, dict[str, str]]:
 
 
 _RUNS: dict[str, tuple[subprocess.Popen, Path]] = {}  # package: (its run, its working directory)
-_SCRATCH: list[Path] = []
 _FINISHED: dict[str, tuple[int, str]] = {}  # package: (exit status, the end of its log)
 
 
@@ -119,7 +118,6 @@ def start_executing() -> None:
     if _RUNS:
         return
     scratch = Path(tempfile.mkdtemp(prefix="executed-notebooks-"))
-    _SCRATCH.append(scratch)
     for package in PACKAGES:
         workdir = scratch / package
         command = [sys.executable, str(Path(notebooks.__file__)), "--page", package,
@@ -154,7 +152,7 @@ def stop_executing() -> None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-    for scratch in _SCRATCH:
+    for scratch in {workdir.parent for _, workdir in _RUNS.values()}:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
