@@ -94,6 +94,26 @@ def test_chaotic_section_under_another_variant_keeps_claims_and_rounded_texts():
 
 
 TORCH_ONLY_PACKAGES = [p for p in page_packages() if getattr(page_config(p), "TORCH_ONLY_SECTIONS", ())]
+THREAD_EXACT_PACKAGES = [p for p in page_packages() if getattr(page_config(p), "THREAD_EXACT_SECTIONS", ())]
+TWO_THREADS = [v for v in robustness_report.variants() if robustness_report.threads_only(v)]
+
+
+def skipped_variants_checked(package: str, section: str) -> list[str]:
+    script = next(s for s in experiment_sections([package]) if s.name == section)
+    return [v for v in robustness_report.variants()
+            if robustness_report.skip_reason(script, v) in robustness_report.CHECKED_SKIPS]
+
+
+def assert_skips_checked(package: str, section: str, variants: list[str]) -> None:
+    """The committed report checked this section's skips under these
+    variants (among others) and found no difference."""
+    data = json.loads(data_path(page_config(package).PAGE).read_text(encoding="utf-8"))
+    check = data["sections"][section].get("skip_check")
+    assert check, f"{section}: the report did not check its skips: run `make robustness`"
+    assert set(variants) <= set(check["same"]), f"{section}: skips under {variants} not checked: run `make robustness`"
+    assert check["same"] == {v: True for v in skipped_variants_checked(package, section)}, (
+        f"{section}: skipped under variants that change it: {check.get('differences')}")
+    assert check["quotes"] > 0 and check["claims"] > 0, f"{section}: a skip check that compares nothing"
 
 
 @pytest.mark.parametrize("package", TORCH_ONLY_PACKAGES)
@@ -108,17 +128,42 @@ def test_skipped_variants_were_checked_to_change_nothing(package):
     (test_report_is_current_for_every_section), so the check is too: a
     section that starts to depend on numpy or OpenBLAS makes the report
     stale, and its rerun checks the skip again."""
-    data = json.loads(data_path(page_config(package).PAGE).read_text(encoding="utf-8"))
     for section in page_config(package).TORCH_ONLY_SECTIONS:
-        script = next(s for s in experiment_sections([package]) if s.name == section)
-        variants = [v for v in robustness_report.variants()
-                    if robustness_report.skip_reason(script, v) in robustness_report.CHECKED_SKIPS]
+        variants = skipped_variants_checked(package, section)
         assert {"openblas-sandybridge", "openblas-prescott", "numpy-x86-v2"} <= set(variants), section
-        check = data["sections"][section].get("skip_check")
-        assert check, f"{section}: the report did not check its skips: run `make robustness`"
-        assert check["same"] == {v: True for v in variants}, (
-            f"{section}: skipped under variants that change it: {check.get('differences')}")
-        assert check["quotes"] > 0 and check["claims"] > 0, f"{section}: a skip check that compares nothing"
+        assert_skips_checked(package, section, variants)
+
+
+@pytest.mark.parametrize("package", THREAD_EXACT_PACKAGES)
+def test_sections_not_retrained_on_two_threads_were_checked_to_give_the_same_values(package):
+    """The report does not retrain a section its page lists in
+    THREAD_EXACT_SECTIONS on two torch threads: its reduced run there (the
+    full run's tensor sizes) gave exactly the one-thread reduced run's
+    values and claims. Such a section measures nothing (a measured quote is
+    not compared, so a timing would pass the check while its numbers move)
+    and its numbers come from torch alone (a numpy or OpenBLAS thread
+    count is not the variant's)."""
+    assert TWO_THREADS == ["torch-two-threads"], TWO_THREADS
+    config = page_config(package)
+    for section in config.THREAD_EXACT_SECTIONS:
+        assert section in config.TORCH_ONLY_SECTIONS, f"{section}: thread-exact but not torch-only"
+        script = next(s for s in experiment_sections([package]) if s.name == section)
+        assert robustness_report.skip_reason(script, TWO_THREADS[0]) is robustness_report.THREAD_EXACT, section
+        measured = [k for k, q in json.loads(script.numbers_path.read_text(encoding="utf-8"))["quotes"].items()
+                    if q.get("measured")]
+        assert not measured, f"{section} measures {measured[:3]}: two threads change it"
+        assert_skips_checked(package, section, TWO_THREADS)
+
+
+def test_only_a_thread_count_variant_is_skipped_as_thread_exact():
+    """The thread skip applies to the variant that changes nothing but
+    torch's thread count, for the listed sections only."""
+    package = THREAD_EXACT_PACKAGES[0]
+    listed = set(page_config(package).THREAD_EXACT_SECTIONS)
+    for script in experiment_sections([package]):
+        for variant in robustness_report.variants():
+            thread_skip = robustness_report.skip_reason(script, variant) is robustness_report.THREAD_EXACT
+            assert thread_skip == (variant in TWO_THREADS and script.name in listed), (script.name, variant)
 
 
 def test_a_skip_check_finds_a_changed_value_or_claim():

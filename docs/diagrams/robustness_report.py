@@ -22,12 +22,16 @@ section its page lists in TORCH_ONLY_SECTIONS is not rerun under the
 variants that change only OpenBLAS (torch never calls OpenBLAS) or only
 numpy's own loops (numpy only copies, compares and formats its numbers), and
 a section whose code never loads torch is not rerun under the variants that
-change only torch. The report gives the reason in those cells. The two
-torch-only skips are checked here, on the runs (skip_check): each such
-section's reduced run (the same code paths in a few steps) is made under
-every variant it is skipped for and under the pinned environment, and must
-give the same values and claim outcomes; a difference fails the report. A
-test checks that a section found not to load torch never imports it.
+change only torch, and a section its page lists in THREAD_EXACT_SECTIONS
+is not rerun under the variant that changes only the number of torch
+threads (at its tensor sizes two threads compute the same values as one).
+The report gives the reason in those cells. The two torch-only skips and
+the thread skip are checked here, on the runs (skip_check): each such
+section's reduced run (the same code paths and tensor shapes in a few
+steps) is made under every variant it is skipped for and under the pinned
+environment, and must give the same values and claim outcomes; a
+difference fails the report. A test checks that a section found not to
+load torch never imports it.
 
 Every finished run is kept under build/runs/robustness/cache/ with its
 section's inputs hash: an interrupted report loses no finished run, and the
@@ -122,6 +126,11 @@ def openblas_only(variant: str) -> bool:
     return variant_libraries(variant) == {"OpenBLAS"}
 
 
+def threads_only(variant: str) -> bool:
+    """A variant that changes nothing but the number of torch threads."""
+    return set(numeric_env.VARIANTS[variant]) == {"TORCH_NUM_THREADS"}
+
+
 # What loads torch in a section's code: the module itself, or section_kit's
 # functions that import it.
 TORCH_NAMES = frozenset({"torch", "import_torch", "torch_generator"})
@@ -167,7 +176,7 @@ class Skip:
     why: str
 
 
-# The torch-only skips are checked on the runs here (skip_check), the no-torch
+# The torch-only and thread skips are checked on the runs here (skip_check), the no-torch
 # one by a test (a section found not to load torch never imports it). In
 # ``why``, {change} becomes "that variant changes" or "those variants change".
 TORCH_ONLY_OPENBLAS = Skip(f"{SKIPPED}: torch only", "its numbers come from torch alone, which never calls "
@@ -176,6 +185,13 @@ TORCH_ONLY_NUMPY = Skip(f"{SKIPPED}: numpy exact", "its numbers come from torch;
                         "selects (maximum, median) and formats them, operations whose results no SIMD loop "
                         "changes, and {change} only numpy's own loops")
 NO_TORCH = Skip(f"{SKIPPED}: no torch", "it never loads torch, and {change} only torch's settings")
+# Whether torch splits an operation between threads depends on the tensors'
+# sizes, never on their values, and the reduced run has the full run's
+# sizes; so a reduced run with the same values under both thread counts
+# says the full run's split changes nothing either.
+THREAD_EXACT = Skip(f"{SKIPPED}: threads exact", "at its tensor sizes two torch threads compute the same values "
+                    "as one (checked below on its reduced run, whose tensors have the full run's sizes), and "
+                    "{change} only the number of torch threads")
 
 
 def skip_reason(script: SectionScript, variant: str) -> Skip | None:
@@ -190,17 +206,19 @@ def skip_reason(script: SectionScript, variant: str) -> Skip | None:
             return TORCH_ONLY_NUMPY
     if libraries == {"torch"} and not loads_torch(script):
         return NO_TORCH
+    if threads_only(variant) and script.name in getattr(page_config(script.package), "THREAD_EXACT_SECTIONS", ()):
+        return THREAD_EXACT
     return None
 
 
 # The skips this report checks on the runs (skip_check_runs, skip_check).
-CHECKED_SKIPS = (TORCH_ONLY_OPENBLAS, TORCH_ONLY_NUMPY)
+CHECKED_SKIPS = (TORCH_ONLY_OPENBLAS, TORCH_ONLY_NUMPY, THREAD_EXACT)
 
 
 def skip_check_runs(script: SectionScript) -> list[tuple]:
-    """The reduced runs that check this section's torch-only skips: the
-    pinned one to compare with, then one under every variant skipped for it
-    as torch-only (none when no variant is skipped so). Reduced: the same
+    """The reduced runs that check this section's checked skips (torch-only,
+    threads exact): the pinned one to compare with, then one under every
+    variant skipped for it so (none when no variant is). Reduced: the same
     code paths in a few steps, as the golden record pins them."""
     checked = [v for v in variants() if skip_reason(script, v) in CHECKED_SKIPS]
     return [(numeric_env.PINNED, 0, REDUCED)] + [(v, 0, REDUCED) for v in checked] if checked else []
@@ -230,9 +248,9 @@ def differences(pinned: dict, other: dict) -> list[str]:
 
 
 def skip_check(script: SectionScript, results: dict) -> tuple[list[str], list[str], dict]:
-    """(Markdown lines, failures, data) of the check of a section's
-    torch-only skips: its reduced run under each skipped variant must give
-    exactly the values and claims of its pinned reduced run."""
+    """(Markdown lines, failures, data) of the check of a section's checked
+    skips: its reduced run under each skipped variant must give exactly the
+    values and claims of its pinned reduced run."""
     runs = skip_check_runs(script)
     if not runs:
         return [], [], {}
@@ -761,8 +779,10 @@ def page_report(package: str, runs: list, results: dict) -> tuple[str, list[str]
         "from its committed numbers. A run whose variant cannot change a section is not made: "
         f"its cells say `{SKIPPED}` with the reason (a section whose numbers come from torch alone "
         "under the OpenBLAS and numpy variants, one that never loads torch under the torch "
-        "variants), and the section says why; the two torch-only skips are checked, each skipped "
-        "variant's reduced run against the pinned one (\"Skip checked\"). The same results, "
+        "variants, one whose tensor sizes two torch threads compute exactly under the two-thread "
+        "variant), and the section says why; the two torch-only skips and the thread skip are "
+        "checked, each skipped variant's reduced run against the pinned one (\"Skip checked\"). "
+        "The same results, "
         "machine-readable, are in "
         f"`{data_path(config.PAGE).name}` beside this file.", "",
         *summary, "", *body,

@@ -114,7 +114,7 @@ def section_inputs(package: str, name: str) -> list[Path]:
 # They decide no number, so editing them leaves every section current.
 REGISTRY_NAMES = frozenset({
     "PAGE", "PAGE_FILE", "SECTION_SCRIPTS", "EXTRA_SCRIPTS", "SHARED_QUOTES", "STRUCTURAL",
-    "TIMED_SECTIONS", "TORCH_ONLY_SECTIONS", "DERIVED_SECTIONS",
+    "TIMED_SECTIONS", "TORCH_ONLY_SECTIONS", "THREAD_EXACT_SECTIONS", "DERIVED_SECTIONS",
 })
 
 
