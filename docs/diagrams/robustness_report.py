@@ -185,13 +185,14 @@ TORCH_ONLY_NUMPY = Skip(f"{SKIPPED}: numpy exact", "its numbers come from torch;
                         "selects (maximum, median) and formats them, operations whose results no SIMD loop "
                         "changes, and {change} only numpy's own loops")
 NO_TORCH = Skip(f"{SKIPPED}: no torch", "it never loads torch, and {change} only torch's settings")
-# Whether torch splits an operation between threads depends on the tensors'
-# sizes, never on their values, and the reduced run has the full run's
-# sizes; so a reduced run with the same values under both thread counts
-# says the full run's split changes nothing either.
-THREAD_EXACT = Skip(f"{SKIPPED}: threads exact", "at its tensor sizes two torch threads compute the same values "
-                    "as one (checked below on its reduced run, whose tensors have the full run's sizes), and "
-                    "{change} only the number of torch threads")
+# Whether torch splits one of its operators between threads depends on the
+# tensors' sizes and the thread count, not on their values, and the reduced
+# run has the full run's widths and batch sizes; so a reduced run with the
+# same values under both thread counts is strong evidence (not proof: MKL
+# splits its products by rules of its own) that the full run's are the same.
+THREAD_EXACT = Skip(f"{SKIPPED}: threads exact", "its page lists it as one that two torch threads compute as one "
+                    "thread does, at its tensor sizes (checked below on its reduced run, which has the full "
+                    "run's widths and batch sizes), and {change} only the number of torch threads")
 
 
 def skip_reason(script: SectionScript, variant: str) -> Skip | None:
@@ -776,11 +777,12 @@ def page_report(package: str, runs: list, results: dict) -> tuple[str, list[str]
         "every variant\") must hold at seed offset 0 under every variant, and other seeds show "
         "whether it happens to hold there. A quote is *rounding-sensitive* when its printed text "
         "changes under a variant at seed 0. The seed-0 pinned column is the page's own run, taken "
-        "from its committed numbers. A run whose variant cannot change a section is not made: "
+        "from its committed numbers. A run whose variant cannot change a section (for the thread "
+        "skip: is checked on the reduced run not to) is not made: "
         f"its cells say `{SKIPPED}` with the reason (a section whose numbers come from torch alone "
         "under the OpenBLAS and numpy variants, one that never loads torch under the torch "
-        "variants, one whose tensor sizes two torch threads compute exactly under the two-thread "
-        "variant), and the section says why; the two torch-only skips and the thread skip are "
+        "variants, one its page lists as computed alike on one and two torch threads under the "
+        "two-thread variant), and the section says why; the two torch-only skips and the thread skip are "
         "checked, each skipped variant's reduced run against the pinned one (\"Skip checked\"). "
         "The same results, "
         "machine-readable, are in "

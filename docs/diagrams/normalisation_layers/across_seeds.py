@@ -123,7 +123,7 @@ def compute(section):
     section.claim(f"no computed number of the page changed under {TWO_THREADS}: no printed quote of a rerun "
                   "section, no value of a thread-exact section's reduced run",
                   not threads_moved and not threads_unchecked, ", ".join(threads_moved + threads_unchecked),
-                  backs=("Two torch threads changed no computed number",))
+                  backs=("Two torch threads changed no number of the reduced runs",))
 
     # The claims of every experiment section, over every run the report made.
     every, page_only, page_only_elsewhere, every_failed = 0, 0, [], []
@@ -151,7 +151,8 @@ def compute(section):
                   "; ".join(f"{s}: {c}" for s, c in missing))
     section.claim("every claim the scripts make for every seed held in every run of the report", not every_failed,
                   "; ".join(every_failed),
-                  backs=("claims that must hold at every seed and under every environment, and every one did",))
+                  backs=("claims that must hold at every seed and under every environment",
+                         "Every one held in every full run of the report"))
     q("every_seed_claims", every, "d")
     q("page_run_claims", page_only, "d")
     q("page_run_claims_failed_elsewhere", len(page_only_elsewhere), "d")
