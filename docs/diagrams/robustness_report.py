@@ -24,11 +24,12 @@ numpy's own loops (numpy only copies, compares and formats its numbers), and
 a section whose code never loads torch is not rerun under the variants that
 change only torch, and a section its page lists in THREAD_EXACT_SECTIONS
 is not rerun under the variant that changes only the number of torch
-threads (at its tensor sizes two threads compute the same values as one).
+threads (at its tensor sizes two threads are expected to compute the same
+values as one).
 The report gives the reason in those cells. The two torch-only skips and
 the thread skip are checked here, on the runs (skip_check): each such
-section's reduced run (the same code paths and tensor shapes in a few
-steps) is made under every variant it is skipped for and under the pinned
+section's reduced run (the same code paths, with the full run's widths
+and batch sizes, in a few steps) is made under every variant it is skipped for and under the pinned
 environment, and must give the same values and claim outcomes; a
 difference fails the report. A test checks that a section found not to
 load torch never imports it.
@@ -777,8 +778,8 @@ def page_report(package: str, runs: list, results: dict) -> tuple[str, list[str]
         "every variant\") must hold at seed offset 0 under every variant, and other seeds show "
         "whether it happens to hold there. A quote is *rounding-sensitive* when its printed text "
         "changes under a variant at seed 0. The seed-0 pinned column is the page's own run, taken "
-        "from its committed numbers. A run whose variant cannot change a section (for the thread "
-        "skip: is checked on the reduced run not to) is not made: "
+        "from its committed numbers. A run whose variant cannot change a section, or (the thread "
+        "skip) is checked on a reduced run not to change it, is not made: "
         f"its cells say `{SKIPPED}` with the reason (a section whose numbers come from torch alone "
         "under the OpenBLAS and numpy variants, one that never loads torch under the torch "
         "variants, one its page lists as computed alike on one and two torch threads under the "
