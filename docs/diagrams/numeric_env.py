@@ -8,8 +8,12 @@ CPU features, so a matmul sums in a different order on an AVX-512 machine
 than on an AVX2 one, and a chaotic training run turns that last-bit
 difference into a different conclusion. Pinning every choice to a family each
 x86-64 machine of the last decade has (x86-64-v3: AVX2 with FMA, OpenBLAS's
-Haswell kernels, numpy's X86_V3 loops) and to one thread gives the same bits
-on any such machine.
+Haswell kernels, numpy's X86_V3 loops) and to one thread is meant to give
+the same bits on any such machine. MKL is the known gap: it takes its branch
+(MKL_CBWR) and ISA (MKL_ENABLE_INSTRUCTIONS) settings on Intel processors
+only; on AMD it runs its automatic branch whatever they say (only
+COMPATIBLE is honoured), so torch's matrix products may round differently
+between vendors, untested.
 
 The pin WINS over the caller's environment: a stray OPENBLAS_CORETYPE in a
 shell must not change the committed numbers, nor a caller's
@@ -20,8 +24,8 @@ other kernels (to learn which results survive rounding); a run under a variant
 never writes into figures/. A machine that cannot run the pinned kernels (no
 AVX2/FMA, or not x86-64) is told so once, runs with the library defaults,
 and its numbers files say so ("honoured": false), so they are never taken for
-the page's own run. UNPINNED_ENV=1 makes this machine behave as such a machine
-(for the tests of that path only).
+the page's own run. NUMERIC_ENV_UNPINNED=1 (UNPINNED_ENV) makes this machine
+behave as such a machine (for the tests of that path only).
 
 Imported by section_kit before numpy; must stay free of heavy imports.
 """
@@ -52,7 +56,7 @@ PIN: dict[str, str] = {
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
     "ATEN_CPU_CAPABILITY": "avx2",  # torch's own vectorised kernels
-    "MKL_CBWR": "AVX2,STRICT",  # MKL's conditional numerical reproducibility
+    "MKL_CBWR": "AVX2,STRICT",  # MKL's conditional numerical reproducibility (Intel only: see above)
     "MKL_ENABLE_INSTRUCTIONS": "AVX2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "TORCH_NUM_THREADS": "1",  # read by section_kit.import_torch
