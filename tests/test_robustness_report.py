@@ -138,7 +138,7 @@ def test_skipped_variants_were_checked_to_change_nothing(package):
 def test_sections_not_retrained_on_two_threads_were_checked_to_give_the_same_values(package):
     """The report does not retrain a section its page lists in
     THREAD_EXACT_SECTIONS on two torch threads: its reduced run there (the
-    full run's tensor sizes) gave exactly the one-thread reduced run's
+    full run's widths and batch sizes, a few steps) gave exactly the one-thread reduced run's
     values and claims. Such a section measures nothing (a measured quote is
     not compared, so a timing would pass the check while its numbers move)
     and its numbers come from torch alone (a numpy or OpenBLAS thread
