@@ -15,7 +15,7 @@ PAGE_ARG := $(if $(PAGE),--page $(PAGE))
 RUN_WHICH := $(if $(findstring B,$(firstword -$(MAKEFLAGS))),--all,--stale)
 
 .DEFAULT_GOAL := all
-.PHONY: all help figures check fix lint test test-quick screenshots golden seeds robustness bench docs pdf clean venv preview new-page remove-page lock notebooks notebook-times
+.PHONY: all help figures check fix lint test test-quick screenshots golden seeds robustness thread-check bench docs pdf clean venv preview new-page remove-page lock notebooks notebook-times
 
 all: figures check notebooks ## figures, check, then the notebooks
 
@@ -98,6 +98,10 @@ robustness: $(VENV_STAMP) ## rerun every section at seed offsets 0..2 and under 
 	@$(PY) docs/diagrams/robustness_report.py $(PAGE_ARG)
 
 seeds: robustness ## the old name of make robustness
+
+# What the report's thread skip (THREAD_EXACT_SECTIONS) rests on, at full size.
+thread-check: $(VENV_STAMP) ## train page 2's riskiest runs in full on one and on two torch threads: the same bits? (2 to 3 minutes)
+	@$(PY) docs/diagrams/normalisation_layers/thread_check.py
 
 bench: $(VENV_STAMP) ## time each section, each page and the author's loop against the budgets
 	@$(PY) docs/diagrams/bench.py

@@ -190,7 +190,8 @@ NO_TORCH = Skip(f"{SKIPPED}: no torch", "it never loads torch, and {change} only
 # tensors' sizes and the thread count, not on their values, and the reduced
 # run has the full run's widths and batch sizes; so a reduced run with the
 # same values under both thread counts is strong evidence (not proof: MKL
-# splits its products by rules of its own) that the full run's are the same.
+# splits its products by rules of its own) that the full run's are the same;
+# `make thread-check` compares the riskiest full runs on both thread counts.
 THREAD_EXACT = Skip(f"{SKIPPED}: threads exact", "its page lists it as one that two torch threads compute as one "
                     "thread does, at its tensor sizes (checked below on its reduced run, which has the full "
                     "run's widths and batch sizes), and {change} only the number of torch threads")

@@ -55,13 +55,13 @@ TORCH_ONLY_SECTIONS = (
 )
 
 # Torch-only sections whose numbers two torch threads are expected to
-# compute exactly as one does, at their tensor sizes. Full-size runs made by
-# hand agree (section 7's and section 9's models for 65 steps, every weight
-# the same bits; section 3's two networks at lr 0.1 for 150 steps, every
-# loss the same), and the robustness report checks it on each one's reduced
-# run, which has the full run's widths and batch sizes, instead of
-# retraining them on two threads. A timing section does not belong here:
-# its measurements change.
+# compute exactly as one does, at their tensor sizes. The robustness report
+# checks it on each one's reduced run, which has the full run's widths and
+# batch sizes, instead of retraining them on two threads; `make thread-check`
+# (thread_check.py) trains the riskiest full runs of sections 3, 7, 8 and 9
+# on one and on two threads and compares them bit for bit (its committed
+# record: figures/normalisation-layers/thread-check.json). A timing section
+# does not belong here: its measurements change.
 THREAD_EXACT_SECTIONS = (
     "batch_norm_learning_rate", "covariate_shift", "layer_norm_batch", "loss_smoothness",
     "norm_placement", "qk_norm", "model_sizes",

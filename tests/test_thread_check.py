@@ -1,0 +1,112 @@
+"""The full-size thread check (`make thread-check`, page 2's
+normalisation_layers/thread_check.py): it trains the runs it names with
+their sections' own functions and full settings, on one thread and then
+on two, and its comparison finds a difference of one bit; its committed
+record is current and found the same bits in every run. The training
+itself is not repeated here: `make thread-check` takes minutes."""
+
+from __future__ import annotations
+
+import inspect
+import json
+
+import numpy as np
+import pytest
+
+import section_kit  # noqa: F401  (pins the numeric environment before torch)
+
+
+@pytest.fixture(scope="module")
+def thread_check():
+    """Imported when this module's tests run, not when pytest collects it
+    (it imports torch and three sections)."""
+    from normalisation_layers import thread_check
+
+    return thread_check
+
+
+def trainers(thread_check):
+    """(module, name) of each section function the check trains with."""
+    return ((thread_check.norm_placement, "train_run"), (thread_check.qk_norm, "train_run"),
+            (thread_check.mlp, "run"))
+
+
+def replace_training(thread_check, monkeypatch, result):
+    """Every section's training function replaced by one that checks its
+    call fits the real function, records it and returns ``result()``."""
+    calls = []
+    for module, name in trainers(thread_check):
+        real = getattr(module, name)
+
+        def fake(*args, real=real, **kwargs):
+            inspect.signature(real).bind(*args, **kwargs)
+            calls.append((real.__module__.rsplit(".", 1)[-1], args))
+            return result()
+
+        monkeypatch.setattr(module, name, fake)
+    return calls
+
+
+def test_a_difference_of_one_bit_is_found(thread_check):
+    a = np.array([1.0, 2.0, np.nan])
+    b = a.copy()
+    b[1] = np.nextafter(b[1], 3.0)
+    # equal NaNs are equal; times and evaluation steps are not results
+    assert thread_check.first_difference({"loss": a, "cpu": 1.0, "eval_steps": [0]},
+                                         {"loss": a.copy(), "cpu": 2.0, "eval_steps": [1]}) is None
+    found = thread_check.first_difference({"loss": a}, {"loss": b})
+    assert found is not None and found.startswith("loss: value 1 is 2.0 on one thread"), found
+    assert "shape" in thread_check.first_difference({"loss": a}, {"loss": a[:2]})
+
+
+def test_every_run_is_its_sections_full_run(thread_check, monkeypatch):
+    from normalisation_layers import batch_norm_learning_rate, norm_placement, qk_norm
+
+    calls = replace_training(thread_check, monkeypatch, lambda: {"loss": [0.0]})
+    for _, train in thread_check.runs(steps=None):
+        train()
+    by_section = {}
+    for module, args in calls:
+        by_section.setdefault(module, []).append(args)
+    assert [args[0] for args in by_section["norm_placement"]] == ["post_no_warmup", "pre_no_warmup",
+                                                                  "rms_pre_no_warmup"]
+    for key, norm, place, lr, warmup, config, offset in by_section["norm_placement"]:
+        assert (key, norm, place, lr, warmup) in norm_placement.RUNS
+        assert config == norm_placement.FULL and offset == 0
+    assert by_section["qk_norm"] == [(max(qk_norm.RATES), False, qk_norm.STEPS, 0),
+                                     (max(qk_norm.RATES), True, qk_norm.STEPS, 0)]
+    assert by_section["mlp"] == [(network, 0.1, batch_norm_learning_rate.STEPS, 0) for network in ("plain", "batch norm")]
+
+
+def test_check_trains_each_run_on_one_then_two_threads_and_reports_a_difference(thread_check, monkeypatch, capsys):
+    torch = section_kit.import_torch()
+    threads_seen = []
+
+    def same():
+        threads_seen.append(torch.get_num_threads())
+        return {"loss": [1.5]}
+
+    replace_training(thread_check, monkeypatch, same)
+    runs = len(thread_check.runs(steps=3))
+    assert all(verdict["same_bits"] for verdict in thread_check.check(steps=3))
+    assert threads_seen == [1, 2] * runs and torch.get_num_threads() == 1
+    assert capsys.readouterr().out.count("same bits") == runs
+
+    replace_training(thread_check, monkeypatch, lambda: {"loss": [float(torch.get_num_threads())]})
+    assert not any(verdict["same_bits"] for verdict in thread_check.check(steps=3))
+    assert capsys.readouterr().out.count("DIFFERENT (loss: value 0 is 1.0 on one thread, 2.0 on two)") == runs
+
+
+def test_the_committed_record_is_current_and_found_the_same_bits(thread_check):
+    path = thread_check.RECORD
+    assert path.exists(), f"{path.name} is missing: run `make thread-check`"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    assert record["inputs"] == thread_check.inputs(), (
+        f"{path.name} is stale (a checked section, a module it imports or the check changed): "
+        "run `make thread-check`")
+    assert [run["run"] for run in record["runs"]] == [name for name, _ in thread_check.runs(steps=None)]
+    assert record["threads"] == list(thread_check.THREAD_COUNTS) and record["environment"]["honoured"]
+    different = [f"{run['run']}: {run['difference']}" for run in record["runs"] if not run["same_bits"]]
+    assert not different, ("two torch threads changed a full run; its section must leave THREAD_EXACT_SECTIONS: "
+                           + "; ".join(different))
+    assert record["same_bits_in_every_run"] and all(run["values"] > 0 for run in record["runs"])
