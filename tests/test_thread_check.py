@@ -27,8 +27,8 @@ def thread_check():
 
 def trainers(thread_check):
     """(module, name) of each section function the check trains with."""
-    return ((thread_check.norm_placement, "train_run"), (thread_check.qk_norm, "train_run"),
-            (thread_check.mlp, "run"))
+    return ((thread_check.mlp, "run"), (thread_check.loss_smoothness, "probed_run"), (thread_check.norm_placement, "train_run"),
+            (thread_check.qk_norm, "train_run"))
 
 
 def replace_training(thread_check, monkeypatch, result):
@@ -56,11 +56,35 @@ def test_a_difference_of_one_bit_is_found(thread_check):
                                          {"loss": a.copy(), "cpu": 2.0, "eval_steps": [1]}) is None
     found = thread_check.first_difference({"loss": a}, {"loss": b})
     assert found is not None and found.startswith("loss: value 1 is 2.0 on one thread"), found
-    assert "shape" in thread_check.first_difference({"loss": a}, {"loss": a[:2]})
+    assert thread_check.first_difference({"loss": a}, {"loss": a[:2]}) == "loss: float64 (3,) against float64 (2,)"
+    assert thread_check.first_difference({"loss": [0]}, {"loss": [0.0]}).startswith("loss: int64 (1,) against float64")
+    assert thread_check.first_difference({"loss": a}, {"loss": a, "accuracy": 0.5}) == "accuracy: returned by one run only"
+    both = thread_check.first_difference({"loss": a, "moves": [0.25, 0.5]}, {"loss": b, "moves": [0.25, 0.75]})
+    assert both.startswith("loss: value 1 ") and both.endswith("; moves: value 1 is 0.5 on one thread, 0.75 on two")
+
+
+def test_a_reduction_past_the_grain_size_can_change_with_the_thread_count():
+    """Why a reduced run does not stand in for a tensor that grows with the
+    run's length (section 4's history of batch means): torch splits a
+    reduction of more than 32,768 elements between two threads."""
+    torch = section_kit.import_torch()
+    generator = torch.Generator().manual_seed(0)
+    # whether the other order changes the last bit depends on the values: ten inputs of each size
+    inputs = {rows: [torch.randn(rows, 128, generator=generator).abs() for _ in range(10)] for rows in (256, 257)}
+    means = {}
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            means[threads] = {rows: [x.mean() for x in xs] for rows, xs in inputs.items()}
+    finally:
+        torch.set_num_threads(1)
+    changed = {rows: sum(not torch.equal(a, b) for a, b in zip(means[1][rows], means[2][rows], strict=True)) for rows in inputs}
+    assert changed[256] == 0  # 32,768 elements: never split
+    assert changed[257] > 0, changed  # 32,896: split, and summed in another order
 
 
 def test_every_run_is_its_sections_full_run(thread_check, monkeypatch):
-    from normalisation_layers import batch_norm_learning_rate, norm_placement, qk_norm
+    from normalisation_layers import batch_norm_learning_rate, loss_smoothness, norm_placement, qk_norm
 
     calls = replace_training(thread_check, monkeypatch, lambda: {"loss": [0.0]})
     for _, train in thread_check.runs(steps=None):
@@ -75,7 +99,15 @@ def test_every_run_is_its_sections_full_run(thread_check, monkeypatch):
         assert config == norm_placement.FULL and offset == 0
     assert by_section["qk_norm"] == [(max(qk_norm.RATES), False, qk_norm.STEPS, 0),
                                      (max(qk_norm.RATES), True, qk_norm.STEPS, 0)]
+    # section 5's probed runs call mlp.run through the fake probed_run, so mlp.run saw section 3's only
     assert by_section["mlp"] == [(network, 0.1, batch_norm_learning_rate.STEPS, 0) for network in ("plain", "batch norm")]
+    assert by_section["loss_smoothness"] == [(network, loss_smoothness.STEPS, 0) for network in ("plain", "batch norm")]
+    # every section the report does not retrain on two threads, and that has a reduced configuration
+    from normalisation_layers import THREAD_EXACT_SECTIONS
+    without_reduced_runs = {"layer_norm_batch", "model_sizes"}  # their "reduced" run is the full one
+    for name in without_reduced_runs:
+        assert "section.choose(" not in (section_kit.DIAGRAMS_DIR / "normalisation_layers" / f"{name}.py").read_text()
+    assert set(thread_check.CHECKED_SECTIONS) == set(THREAD_EXACT_SECTIONS) - without_reduced_runs
 
 
 def test_check_trains_each_run_on_one_then_two_threads_and_reports_a_difference(thread_check, monkeypatch, capsys):
@@ -110,3 +142,20 @@ def test_the_committed_record_is_current_and_found_the_same_bits(thread_check):
     assert not different, ("two torch threads changed a full run; its section must leave THREAD_EXACT_SECTIONS: "
                            + "; ".join(different))
     assert record["same_bits_in_every_run"] and all(run["values"] > 0 for run in record["runs"])
+
+
+def test_a_run_keeps_the_model_its_section_built_and_its_thread_count(thread_check):
+    from normalisation_layers import norm_placement
+
+    def build_a_small_model():
+        norm_placement.build_language_model(0, 10, dim=8, layers=1, heads=2)
+        return {"loss": [0.5]}
+
+    result, threads, _ = thread_check.train_on(2, build_a_small_model)
+    assert threads == 2 and result["loss"] == [0.5]
+    assert section_kit.import_torch().get_num_threads() == 2  # train_on leaves the count; check() restores it
+    section_kit.import_torch().set_num_threads(1)
+    expected = sum(p.numel() for p in norm_placement.build_language_model(0, 10, dim=8, layers=1, heads=2).state_dict().values())
+    assert result[thread_check.WEIGHTS].size == expected
+    # the builders are the sections' own again
+    assert norm_placement.build_language_model.__name__ == "build_language_model"

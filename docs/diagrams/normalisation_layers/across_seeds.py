@@ -23,8 +23,10 @@ if __package__ in (None, ""):  # run as a script: make the shared module importa
 
 from section_kit import main  # noqa: E402  (first: pins the numeric environment)
 
-INPUTS = ("../../../figures/normalisation-layers/robustness.json",)
+INPUTS = ("../../../figures/normalisation-layers/robustness.json",
+          "../../../figures/normalisation-layers/thread-check.json")
 REPORT_DATA = Path(__file__).resolve().parent / INPUTS[0]
+THREAD_CHECK = Path(__file__).resolve().parent / INPUTS[1]  # written by `make thread-check` (thread_check.py)
 SEEDS = ("seed 0", "seed 1", "seed 2")
 TWO_THREADS = "torch-two-threads"
 LOW_RATE_ORDER = "at lr 0.003 post-norm ends below pre-norm"  # norm_placement's page-run claim
@@ -120,10 +122,21 @@ def compute(section):
                          if TWO_THREADS in data["skipped"] and script not in threads_checked
                          and not data["skipped"][TWO_THREADS].startswith("it never loads torch")]
     q("thread_exact_sections", len(threads_checked), "d")
+    # The full-size check of the thread skip, on the riskiest full runs
+    # (tests/test_thread_check.py keeps its record current).
+    try:
+        thread_check = json.loads(THREAD_CHECK.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SystemExit(f"{THREAD_CHECK.name} is missing: run `make thread-check`") from None
+    changed = [f"{run['run']}: {run['difference']}" for run in thread_check["runs"] if not run["same_bits"]]
+    q("thread_check_runs", len(thread_check["runs"]), "d")
+    section.claim("every full run `make thread-check` trained on one and on two torch threads gave the same "
+                  "bits on both", bool(thread_check["runs"]) and not changed, "; ".join(changed),
+                  backs=("all of them came out the same to the bit",))
     section.claim(f"no computed number of the page changed under {TWO_THREADS}: no printed quote of a rerun "
                   "section, no value of a thread-exact section's reduced run",
                   not threads_moved and not threads_unchecked, ", ".join(threads_moved + threads_unchecked),
-                  backs=("Two torch threads changed no number of the reduced runs",))
+                  backs=("Two torch threads changed no printed number",))
 
     # The claims of every experiment section, over every run the report made.
     every, page_only, page_only_elsewhere, every_failed = 0, 0, [], []
