@@ -102,6 +102,7 @@ STRUCTURAL = (
     r"^(?P<n>(?:19|20)\d\d)$",  # the year column of the lineage table
     r"GPT-(?P<n>2)\b",  # model names, not results
     r"ViT-(?P<n>22)B\b",
+    r"AVX-(?P<n>512)\b",  # an instruction set, not a result
     # Names and titles in the reading list: "Gemma 2", "OLMo 2", "22 Billion", "the 2020s".
     r"\b(?:Gemma|OLMo) (?P<n>2)\b",
     r"\b(?P<n>2) OLMo 2\b",

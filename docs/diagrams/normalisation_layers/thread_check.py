@@ -9,16 +9,19 @@ sizes but train for a few steps. (Two of them, ``layer_norm_batch`` and
 full.) A tensor whose size grows with the number of steps is where a
 reduced run can miss a split: torch splits a reduction between threads once
 it has more than 32,768 elements (ATen's GRAIN_SIZE). This check found one:
-section 4 (``covariate_shift``) reduces a (steps x features) history of its
-layers' batch means, which at 400 steps two threads sum in another order
-(its input-move statistics differ in the last bits; its losses, accuracies
-and weights do not), so that section is no longer listed and the report
-retrains it on two threads. This script repeats, for every other listed
-section, at least one full run of each of its models, trained by the
-section's own function with the full run's settings:
+section 4 (``covariate_shift``) averages a (steps x features) history of its
+layers' batch means and deviations, which at 400 steps two threads sum in
+another order, so its input-move statistics differ in their last bits (its
+losses, accuracies and weights do not). That section is not listed, the
+report retrains it on two threads, and this script keeps two of its runs,
+which may differ in those statistics and nowhere else. For every listed
+section it repeats at least one full run of each of its models, trained by
+the section's own function with the full run's settings:
 
   - section 3 (``batch_norm_learning_rate``): the plain and the batch-norm
     MLP at lr 0.1;
+  - section 4 (``covariate_shift``, not listed): the two noisy networks at
+    lr 0.3, whose input-move statistics may differ;
   - section 5 (``loss_smoothness``): both probed runs;
   - sections 7 and 8 (``norm_placement``): the 12-layer post-norm and
     pre-norm models at lr 0.01 without warmup, and the RMS-norm run;
@@ -31,12 +34,13 @@ variant does), in this process, in the pinned numeric environment. The two
 runs must agree to the last bit in every final weight and buffer of the
 model, and in everything the section's function returns (losses,
 validation losses, accuracies, the probes' and the logit records), times
-aside. One line per run; exit status 1 if any run differs. A full check (no
---steps) in the pinned environment writes the verdicts to
-``figures/normalisation-layers/thread-check.json`` with the inputs hashes
-of the checked sections and of this script; tests/test_thread_check.py
-fails when that record is stale or records a difference (it retrains
-nothing).
+aside, except in the results a run is allowed to change (section 4's
+input-move statistics). One line per run; exit status 1 if a run differs
+anywhere else. A full check (no --steps) in the pinned environment writes
+the verdicts to ``figures/normalisation-layers/thread-check.json`` with the
+inputs hashes of the checked sections and of this script;
+tests/test_thread_check.py fails when that record is stale or records an
+unexpected difference (it retrains nothing).
 
     make thread-check                                                      # the full runs, about 2 minutes
     python docs/diagrams/normalisation_layers/thread_check.py --steps 20   # every run cut to 20 steps
@@ -61,18 +65,22 @@ import numpy as np  # noqa: E402
 
 import numeric_env  # noqa: E402
 from normalisation_layers import (  # noqa: E402
-    PAGE, batch_norm_learning_rate, loss_smoothness, mlp, norm_placement, qk_norm)
+    PAGE, batch_norm_learning_rate, covariate_shift, loss_smoothness, mlp, norm_placement, qk_norm)
 from normalisation_layers.language_data import load_corpus  # noqa: E402
 from run_sections import FIGURES_DIR, SectionScript, current_hash  # noqa: E402
 
 RECORD = FIGURES_DIR / PAGE / "thread-check.json"
-CHECKED_SECTIONS = ("batch_norm_learning_rate", "loss_smoothness", "norm_placement", "qk_norm")
+CHECKED_SECTIONS = ("batch_norm_learning_rate", "covariate_shift", "loss_smoothness", "norm_placement", "qk_norm")
+# Section 4's results that two threads change: averages over its whole
+# history, which at full length torch splits between the threads.
+SECTION_4_MAY_DIFFER = ("mean_moves", "std_moves")
 THREAD_COUNTS = (1, 2)
 SEED_OFFSET = 0  # the page's own runs
 NOT_RESULTS = ("cpu", "wall", "eval_steps")  # what a run returns besides its results: times, bookkeeping
 WEIGHTS = "final weights and buffers"
 # Where the sections build their models (the name each module calls).
-BUILDERS = ((norm_placement, "build_language_model"), (qk_norm, "build_language_model"), (mlp, "build"))
+BUILDERS = ((norm_placement, "build_language_model"), (qk_norm, "build_language_model"),
+            (covariate_shift, "build"), (mlp, "build"))
 
 
 def section_7_run(key: str, steps: int | None) -> dict:
@@ -82,11 +90,13 @@ def section_7_run(key: str, steps: int | None) -> dict:
     return norm_placement.train_run(key, norm, place, lr, warmup, config, SEED_OFFSET)
 
 
-def runs(steps: int | None) -> list[tuple[str, object]]:
+def runs(steps: int | None) -> list[tuple[str, object, tuple[str, ...]]]:
     """(name, a function of no arguments that trains the run and returns its
-    results): each run with its section's full settings, or cut to ``steps``."""
+    results, the results it may change on two threads): each run with its
+    section's full settings, or cut to ``steps``."""
     s3_rate = batch_norm_learning_rate.RATES[4]  # 0.1, the rate of the section's check against torch
     s3_steps = steps or batch_norm_learning_rate.STEPS
+    s4_rate, s4_steps = max(covariate_shift.RATES), steps or covariate_shift.STEPS
     s5_steps = steps or loss_smoothness.STEPS
     s7_rate, s9_rate = norm_placement.HIGH_RATE, max(qk_norm.RATES)
     s9_steps = steps or qk_norm.FULL["steps"]
@@ -95,14 +105,18 @@ def runs(steps: int | None) -> list[tuple[str, object]]:
                        "rms_pre_no_warmup": "section 8: RMS norm, pre-norm without warmup"}
     return [
         *((f"section 3: {network} network at lr {s3_rate:g}",
-           lambda network=network: mlp.run(network, s3_rate, s3_steps, SEED_OFFSET)) for network in mlp.NETWORKS),
+           lambda network=network: mlp.run(network, s3_rate, s3_steps, SEED_OFFSET), ())
+          for network in mlp.NETWORKS),
+        *((f"section 4: {network} network at lr {s4_rate:g}",
+           lambda network=network: covariate_shift.run(network, s4_rate, s4_steps, SEED_OFFSET),
+           SECTION_4_MAY_DIFFER) for network in covariate_shift.NOISY),
         *((f"section 5: {network} network, probed",
-           lambda network=network: loss_smoothness.probed_run(network, s5_steps, SEED_OFFSET))
+           lambda network=network: loss_smoothness.probed_run(network, s5_steps, SEED_OFFSET), ())
           for network in loss_smoothness.NETWORKS),
-        *((f"{label} at lr {s7_rate:g}", lambda key=key: section_7_run(key, steps))
+        *((f"{label} at lr {s7_rate:g}", lambda key=key: section_7_run(key, steps), ())
           for key, label in section_7_and_8.items()),
         *((f"section 9: lr {s9_rate:g} {'with' if qk else 'without'} QK-norm",
-           lambda qk=qk: qk_norm.train_run(s9_rate, qk, s9_steps, SEED_OFFSET)) for qk in (False, True)),
+           lambda qk=qk: qk_norm.train_run(s9_rate, qk, s9_steps, SEED_OFFSET), ()) for qk in (False, True)),
     ]
 
 
@@ -152,11 +166,18 @@ def result_difference(name: str, one: dict, two: dict) -> str | None:
     return f"{name}: value {index} is {a_flat[index].item()!r} on one thread, {b_flat[index].item()!r} on two"
 
 
+def differences(one: dict, two: dict) -> dict[str, str]:
+    """{result: where it first differs} for every result that is not the
+    same bits in the two runs."""
+    found = {name: result_difference(name, one, two) for name in dict.fromkeys([*one, *two])
+             if name not in NOT_RESULTS}
+    return {name: where for name, where in found.items() if where}
+
+
 def first_difference(one: dict, two: dict) -> str | None:
     """None if the two runs' results are the same bits; otherwise every
     result that differs, and where it first does ("; " between them)."""
-    found = [result_difference(name, one, two) for name in dict.fromkeys([*one, *two]) if name not in NOT_RESULTS]
-    return "; ".join(d for d in found if d) or None
+    return "; ".join(differences(one, two).values()) or None
 
 
 def result_size(result: dict) -> int:
@@ -190,15 +211,23 @@ def check(steps: int | None = None) -> list[dict]:
     report, mlp._REPORT = mlp._REPORT, quiet
     verdicts = []
     try:
-        for name, train in runs(steps):
+        for name, train, may_differ in runs(steps):
             results, had, seconds = zip(*(train_on(threads, train) for threads in THREAD_COUNTS))
             if list(had) != list(THREAD_COUNTS):
                 raise RuntimeError(f"{name}: torch had {had} threads, not {THREAD_COUNTS}")
-            difference = first_difference(*results)
+            differ = differences(*results)
+            unexpected = {result: where for result, where in differ.items() if result not in may_differ}
             weights = np.size(results[0].get(WEIGHTS, ()))
             verdicts.append({"run": name, "weights": weights, "values": result_size(results[0]) - weights,
-                             "threads": list(had), "same_bits": difference is None, "difference": difference})
-            verdict = "same bits" if difference is None else f"DIFFERENT ({difference})"
+                             "threads": list(had), "same_bits": not differ, "may_differ": list(may_differ),
+                             "differing": list(differ), "as_expected": not unexpected,
+                             "difference": "; ".join(differ.values()) or None})
+            if unexpected:
+                verdict = f"DIFFERENT ({'; '.join(unexpected.values())})"
+            elif differ:
+                verdict = f"same bits except {', '.join(differ)}, as allowed ({'; '.join(differ.values())})"
+            else:
+                verdict = "same bits"
             print(f"{name}: {weights:,} weights and buffers and {result_size(results[0]) - weights:,} "
                   f"other values, {verdict} "
                   f"({' and '.join(f'{s:.1f}' for s in seconds)} s wall on "
@@ -227,7 +256,7 @@ def write_record(verdicts: list[dict]) -> None:
         "environment": {**numeric_env.record(), "cpu": numeric_env.cpu_model()},
         "threads": list(THREAD_COUNTS),
         "runs": verdicts,
-        "same_bits_in_every_run": all(v["same_bits"] for v in verdicts),
+        "as_expected_in_every_run": all(v["as_expected"] for v in verdicts),
     }
     with atomic_write(RECORD) as out:
         out.write(json.dumps(record, indent=1) + "\n")
@@ -250,10 +279,11 @@ def main() -> int:
     if args.steps is None and pinned:
         write_record(verdicts)
         print(f"wrote {RECORD.relative_to(FIGURES_DIR.parent)}")
-    if all(v["same_bits"] for v in verdicts):
-        print("two torch threads gave the same bits as one in every run")
+    if all(v["as_expected"] for v in verdicts):
+        print("two torch threads gave the same bits as one in every run, apart from the results allowed to differ")
         return 0
-    print("two torch threads changed a run: THREAD_EXACT_SECTIONS must not list its section", file=sys.stderr)
+    print("two torch threads changed a run where it was not allowed to: THREAD_EXACT_SECTIONS must not list "
+          "its section (or its allowed differences are wrong)", file=sys.stderr)
     return 1
 
 
