@@ -53,15 +53,16 @@ def test_a_difference_of_one_bit_is_found(thread_check):
     b = a.copy()
     b[1] = np.nextafter(b[1], 3.0)
     # equal NaNs are equal; times and evaluation steps are not results
-    assert thread_check.first_difference({"loss": a, "cpu": 1.0, "eval_steps": [0]},
-                                         {"loss": a.copy(), "cpu": 2.0, "eval_steps": [1]}) is None
-    found = thread_check.first_difference({"loss": a}, {"loss": b})
-    assert found is not None and found.startswith("loss: value 1 is 2.0 on one thread"), found
-    assert thread_check.first_difference({"loss": a}, {"loss": a[:2]}) == "loss: float64 (3,) against float64 (2,)"
-    assert thread_check.first_difference({"loss": [0]}, {"loss": [0.0]}).startswith("loss: int64 (1,) against float64")
-    assert thread_check.first_difference({"loss": a}, {"loss": a, "accuracy": 0.5}) == "accuracy: returned by one run only"
-    both = thread_check.first_difference({"loss": a, "moves": [0.25, 0.5]}, {"loss": b, "moves": [0.25, 0.75]})
-    assert both.startswith("loss: value 1 ") and both.endswith("; moves: value 1 is 0.5 on one thread, 0.75 on two")
+    assert thread_check.differences({"loss": a, "cpu": 1.0, "eval_steps": [0]},
+                                    {"loss": a.copy(), "cpu": 2.0, "eval_steps": [1]}) == {}
+    found = thread_check.differences({"loss": a}, {"loss": b})
+    assert list(found) == ["loss"] and found["loss"].startswith("loss: value 1 is 2.0 on one thread"), found
+    assert thread_check.differences({"loss": a}, {"loss": a[:2]}) == {"loss": "loss: float64 (3,) against float64 (2,)"}
+    assert thread_check.differences({"loss": [0]}, {"loss": [0.0]})["loss"].startswith("loss: int64 (1,) against float64")
+    assert thread_check.differences({"loss": a}, {"loss": a, "accuracy": 0.5}) == {
+        "accuracy": "accuracy: returned by one run only"}
+    both = thread_check.differences({"loss": a, "moves": [0.25, 0.5]}, {"loss": b, "moves": [0.25, 0.75]})
+    assert list(both) == ["loss", "moves"] and both["moves"] == "moves: value 1 is 0.5 on one thread, 0.75 on two"
 
 
 def test_a_reduction_past_the_grain_size_can_change_with_the_thread_count():

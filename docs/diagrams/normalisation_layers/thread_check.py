@@ -42,7 +42,7 @@ inputs hashes of the checked sections and of this script;
 tests/test_thread_check.py fails when that record is stale or records an
 unexpected difference (it retrains nothing).
 
-    make thread-check                                                      # the full runs, about 2 minutes
+    make thread-check                                                      # the full runs, 2 to 3 minutes
     python docs/diagrams/normalisation_layers/thread_check.py --steps 20   # every run cut to 20 steps
 """
 
@@ -172,12 +172,6 @@ def differences(one: dict, two: dict) -> dict[str, str]:
     found = {name: result_difference(name, one, two) for name in dict.fromkeys([*one, *two])
              if name not in NOT_RESULTS}
     return {name: where for name, where in found.items() if where}
-
-
-def first_difference(one: dict, two: dict) -> str | None:
-    """None if the two runs' results are the same bits; otherwise every
-    result that differs, and where it first does ("; " between them)."""
-    return "; ".join(differences(one, two).values()) or None
 
 
 def result_size(result: dict) -> int:
