@@ -63,8 +63,8 @@ TORCH_ONLY_SECTIONS = (
 # record: figures/normalisation-layers/thread-check.json). Not listed:
 # covariate_shift, whose input-move statistics reduce a (steps x features)
 # history that at full length torch splits between two threads (the check
-# found its last bits differ), and any timing section, whose measurements
-# change.
+# trains two of its runs too, and finds those statistics' last bits differ),
+# and any timing section, whose measurements change.
 THREAD_EXACT_SECTIONS = (
     "batch_norm_learning_rate", "layer_norm_batch", "loss_smoothness",
     "norm_placement", "qk_norm", "model_sizes",
