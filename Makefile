@@ -100,7 +100,7 @@ robustness: $(VENV_STAMP) ## rerun every section at seed offsets 0..2 and under 
 seeds: robustness ## the old name of make robustness
 
 # What the report's thread skip (THREAD_EXACT_SECTIONS) rests on, at full size.
-thread-check: $(VENV_STAMP) ## train page 2's riskiest runs in full on one and on two torch threads: the same bits? (2 to 3 minutes)
+thread-check: $(VENV_STAMP) ## train a full run of each of page 2's models on one and on two torch threads: the same bits? (2 to 3 minutes)
 	@$(PY) docs/diagrams/normalisation_layers/thread_check.py
 
 bench: $(VENV_STAMP) ## time each section, each page and the author's loop against the budgets

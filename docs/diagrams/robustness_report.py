@@ -191,7 +191,7 @@ NO_TORCH = Skip(f"{SKIPPED}: no torch", "it never loads torch, and {change} only
 # run has the full run's widths and batch sizes; so a reduced run with the
 # same values under both thread counts is strong evidence (not proof: MKL
 # splits its products by rules of its own) that the full run's are the same;
-# `make thread-check` compares the riskiest full runs on both thread counts.
+# `make thread-check` compares a full run of each model on both thread counts.
 THREAD_EXACT = Skip(f"{SKIPPED}: threads exact", "its page lists it as one that two torch threads compute as one "
                     "thread does, at its tensor sizes (checked below on its reduced run, which has the full "
                     "run's widths and batch sizes), and {change} only the number of torch threads")

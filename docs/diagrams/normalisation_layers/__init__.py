@@ -58,8 +58,8 @@ TORCH_ONLY_SECTIONS = (
 # compute exactly as one does, at their tensor sizes. The robustness report
 # checks it on each one's reduced run, which has the full run's widths and
 # batch sizes, instead of retraining them on two threads; `make thread-check`
-# (thread_check.py) trains the riskiest full runs of sections 3, 5, 7, 8 and
-# 9 on one and on two threads and compares them bit for bit (its committed
+# (thread_check.py) trains a full run of each model of sections 3, 5, 7, 8
+# and 9 on one and on two threads and compares them bit for bit (its committed
 # record: figures/normalisation-layers/thread-check.json). Not listed:
 # covariate_shift, whose input-move statistics reduce a (steps x features)
 # history that at full length torch splits between two threads (the check

@@ -122,7 +122,7 @@ def compute(section):
                          if TWO_THREADS in data["skipped"] and script not in threads_checked
                          and not data["skipped"][TWO_THREADS].startswith("it never loads torch")]
     q("thread_exact_sections", len(threads_checked), "d")
-    # The full-size check of the thread skip, on the riskiest full runs
+    # The full-size check of the thread skip, a full run of each model
     # (tests/test_thread_check.py keeps its record current).
     try:
         thread_check = json.loads(THREAD_CHECK.read_text(encoding="utf-8"))
