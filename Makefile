@@ -15,7 +15,7 @@ PAGE_ARG := $(if $(PAGE),--page $(PAGE))
 RUN_WHICH := $(if $(findstring B,$(firstword -$(MAKEFLAGS))),--all,--stale)
 
 .DEFAULT_GOAL := all
-.PHONY: all help figures check fix lint test test-quick screenshots golden seeds robustness thread-check bench docs pdf clean venv preview new-page remove-page lock notebooks notebook-times
+.PHONY: doctor all help figures check fix lint test test-quick screenshots golden seeds robustness thread-check bench docs pdf clean venv preview new-page remove-page lock notebooks notebook-times
 
 all: figures check notebooks ## figures, check, then the notebooks
 
@@ -74,6 +74,9 @@ check: $(VENV_STAMP) ## every number in the pages' prose against the printed num
 
 fix: $(VENV_STAMP) ## rewrite the stale numbers make check found (unambiguous ones)
 	@$(PY) docs/diagrams/check_page.py --fix $(PAGE)
+
+doctor: $(VENV_STAMP) ## does this machine reproduce the committed numbers? (its kernels' fingerprint, a few seconds)
+	@$(PY) docs/diagrams/kernel_fingerprint.py
 
 # Rules and why: pyproject.toml. make test runs it too (tests/test_lint.py).
 lint: $(VENV_STAMP) ## ruff over docs/ and tests/: unused or undefined names, silent zip truncation

@@ -8,8 +8,9 @@ reduced configuration, see Section.choose) runs its reduced configuration:
 a handful of steps through the same code, pinned in the golden record, while
 its committed full-run numbers are checked for currency by content hash.
 
-On a machine that cannot honour the numeric pin (numeric_env.can_honour_pin)
-the bit-level checks, raw values at tight tolerance and SVG bytes, cannot
+On a machine that cannot honour the numeric pin (numeric_env.can_honour_pin),
+or whose kernels round differently from those that made the committed numbers
+(kernel_fingerprint: `make doctor`), the bit-level checks, raw values at tight tolerance and SVG bytes, cannot
 hold: they skip with one reason naming the machine (skip_bit_level), and the
 texts are compared only for the quotes the robustness report found stable
 under every numeric variant (rounding_stable). Everything else still runs.
@@ -28,6 +29,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+import kernel_fingerprint
 import numeric_env
 import section_kit  # noqa: F401  (pins the numeric environment before numpy loads)
 from check_page import GOLDEN_DIR
@@ -142,10 +144,15 @@ def pytest_collection_modifyitems(items):
 
 SECTIONS = all_sections()
 SECTION_IDS = [s.name for s in SECTIONS]
-PIN_HOLDS = numeric_env.can_honour_pin()
+# Whether this machine reproduces the committed bits: it honours the numeric
+# pin and its kernel fingerprint equals the committed one (kernel_fingerprint,
+# probed once per machine and package set, then cached under build/).
+FOREIGN_KERNELS = kernel_fingerprint.mismatch_reason()
+PIN_HOLDS = FOREIGN_KERNELS is None
+if FOREIGN_KERNELS and numeric_env.can_honour_pin():  # the sections run here say so in their records
+    os.environ[numeric_env.FOREIGN_KERNELS_ENV] = FOREIGN_KERNELS
 # One reason for every bit-level skip, so the summary names the machine once.
-BIT_LEVEL_SKIP = (f"bit-level check (raw values at tight tolerance, SVG bytes, the pin itself): this machine "
-                  f"({numeric_env.machine_name()}) cannot honour the numeric pin")
+BIT_LEVEL_SKIP = f"bit-level check (raw values at tight tolerance, SVG bytes, the pin itself): {FOREIGN_KERNELS}"
 
 
 def skip_bit_level() -> None:

@@ -51,8 +51,8 @@ FIGURES_DIR = REPO_ROOT / "figures"
 GOLDEN_DIR = REPO_ROOT / "tests" / "golden"
 # The machinery every experiment runs through, in the order the notebook
 # writes it; notebook_kit is the notebook's own runner.
-MACHINERY = ("numeric_env.py", "page_registry.py", "section_inputs.py", "figure_bounds.py", "job_slots.py",
-             "section_kit.py", "notebook_kit.py")
+MACHINERY = ("numeric_env.py", "openblas_matmul.py", "page_registry.py", "section_inputs.py", "figure_bounds.py",
+             "job_slots.py", "section_kit.py", "notebook_kit.py")
 SETTING_LINE = 'SETTING = "quick"'
 EXECUTE_TIMEOUT = 3600  # seconds per cell: the page setting of the second page trains for minutes
 

@@ -8,12 +8,20 @@ CPU features, so a matmul sums in a different order on an AVX-512 machine
 than on an AVX2 one, and a chaotic training run turns that last-bit
 difference into a different conclusion. Pinning every choice to a family each
 x86-64 machine of the last decade has (x86-64-v3: AVX2 with FMA, OpenBLAS's
-Haswell kernels, numpy's X86_V3 loops) and to one thread is meant to give
-the same bits on any such machine. MKL is the known gap: it takes its branch
-(MKL_CBWR) and ISA (MKL_ENABLE_INSTRUCTIONS) settings on Intel processors
-only; on AMD it runs its automatic branch whatever they say (only
-COMPATIBLE is honoured), so torch's matrix products may round differently
-between vendors, untested.
+Haswell kernels, numpy's X86_V3 loops) and to one thread gives the same bits
+on any such machine, Intel or AMD.
+
+MKL also picks its kernels by CPU vendor: its AVX2 branch (MKL_CBWR=AVX2)
+is honoured on Intel only, so the same matrix product rounded differently on
+an Intel Xeon and on this project's AMD EPYC machines (measured: the probe
+in ../shared/cross-vendor/). Its COMPATIBLE branch is honoured on both, but
+its products run about three times slower there. So the pin keeps MKL on its
+COMPATIBLE branch for what torch still asks of it (vector maths such as exp),
+and sends torch's matrix products to numpy's OpenBLAS instead
+(TORCH_MATMUL_BLAS=openblas, see openblas_matmul.py): OpenBLAS's Haswell
+kernels round the same on both vendors and run as fast as MKL's fastest
+branch at the pages' shapes. ``make doctor`` (kernel_fingerprint.py) checks
+that this machine's kernels give the committed bits.
 
 The pin WINS over the caller's environment: a stray OPENBLAS_CORETYPE in a
 shell must not change the committed numbers, nor a caller's
@@ -49,6 +57,10 @@ UNPINNED_ENV = "NUMERIC_ENV_UNPINNED"
 NUMPY_ABOVE_V3 = ("X86_V4", "AVX512_ICL", "AVX512_SPR")
 NUMPY_CAP = "X86_V3"
 
+# torch's matrix products: on numpy's pinned OpenBLAS, or on torch's own MKL.
+MATMUL_ENV = "TORCH_MATMUL_BLAS"
+OPENBLAS, MKL = "openblas", "mkl"
+
 # The page's own numeric environment.
 PIN: dict[str, str] = {
     "OPENBLAS_CORETYPE": "Haswell",  # AVX2 + FMA kernels, whatever newer CPU runs them
@@ -56,8 +68,11 @@ PIN: dict[str, str] = {
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
     "ATEN_CPU_CAPABILITY": "avx2",  # torch's own vectorised kernels
-    "MKL_CBWR": "AVX2,STRICT",  # MKL's conditional numerical reproducibility (Intel only: see above)
+    # MKL's conditional numerical reproducibility: COMPATIBLE is the one
+    # branch MKL honours on AMD as on Intel (AVX2 is Intel only: see above)
+    "MKL_CBWR": "COMPATIBLE",
     "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+    MATMUL_ENV: OPENBLAS,  # torch's matrix products on numpy's OpenBLAS (see above)
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "TORCH_NUM_THREADS": "1",  # read by section_kit.import_torch
     "NPY_DISABLE_CPU_FEATURES": " ".join(NUMPY_ABOVE_V3),  # numpy's own loops capped at X86_V3
@@ -83,11 +98,15 @@ VARIANTS: dict[str, dict[str, str]] = {
 }
 # The pin's entries that need AVX2 and FMA on x86-64.
 NEEDS_AVX2 = ("OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY", "MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS",
-              "ONEDNN_MAX_CPU_ISA", "NPY_DISABLE_CPU_FEATURES")
+              "ONEDNN_MAX_CPU_ISA", "NPY_DISABLE_CPU_FEATURES", MATMUL_ENV)
 # x86-64-v3 as /proc/cpuinfo names it (lzcnt is "abm"): what numpy's X86_V3
 # loops, OpenBLAS's Haswell and torch's avx2 kernels may use.
 X86_V3_FLAGS = frozenset({"avx", "avx2", "fma", "bmi1", "bmi2", "f16c", "abm", "movbe"})
 WARNED_ENV = "NUMERIC_ENV_WARNED"  # set once told, so child processes stay quiet
+# Set (to the reason) by `make figures` where the kernel fingerprint differs
+# from the committed one (kernel_fingerprint.py): the pin is applied, but its
+# numbers are not the page's own run, and their records say so.
+FOREIGN_KERNELS_ENV = "NUMERIC_ENV_FOREIGN_KERNELS"
 
 
 class VariantError(ValueError):
@@ -161,10 +180,44 @@ def apply() -> str:
     if loaded:  # the libraries read these variables when they load
         raise RuntimeError(f"numeric_env must be applied before {' and '.join(loaded)} is imported: "
                            "import section_kit (or numeric_env) first")
-    for name in CLEARED if honoured else ():
+    for name in CLEARED if honoured else (MATMUL_ENV,):
         os.environ.pop(name, None)
     os.environ.update(wanted)
+    if os.environ.get(MATMUL_ENV) == OPENBLAS and not any(isinstance(f, _RouteTorchMatmul) for f in sys.meta_path):
+        sys.meta_path.insert(0, _RouteTorchMatmul())
     return variant
+
+
+class _RouteTorchMatmul:
+    """An import hook: as soon as torch has loaded (whoever imports it), its
+    matrix products are sent to OpenBLAS (openblas_matmul.install), so no
+    product of any run reaches MKL's vendor-dependent kernels."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            import openblas_matmul
+
+            openblas_matmul.install()
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def torch_matmul_route() -> str:
+    """Which library computes torch's matrix products in this process:
+    "openblas" once the route is installed, else "mkl" (torch's own)."""
+    route = sys.modules.get("openblas_matmul")
+    return OPENBLAS if route is not None and route.installed() else MKL
 
 
 def fingerprint(variant: str | None = None) -> str:
@@ -184,7 +237,7 @@ def record() -> dict:
     variant = variant_name()
     return {
         "variant": variant,
-        "honoured": can_honour_pin(),
+        "honoured": can_honour_pin() and not os.environ.get(FOREIGN_KERNELS_ENV),
         "machine": platform.machine(),
         "python": platform.python_version_tuple()[0] + "." + platform.python_version_tuple()[1],
         "packages": versions,
@@ -192,6 +245,7 @@ def record() -> dict:
         "numpy_simd": numpy_simd(),
         "torch_cpu_capability": settings(variant)["ATEN_CPU_CAPABILITY"],
         "threads": {"blas": 1, "torch": int(settings(variant)["TORCH_NUM_THREADS"])},
+        "torch_matmul": settings(variant)[MATMUL_ENV] if can_honour_pin() else MKL,
     }
 
 
@@ -201,11 +255,21 @@ def foreign(record: dict) -> str | None:
     (other kernels, other last digits) are refused. Elsewhere nothing better
     can be made, so its own numbers serve its author's loop."""
     environment = record.get("environment") or {}
-    if can_honour_pin() and environment.get("honoured") is False:
+    if can_honour_pin() and environment.get("honoured") is False and not _kernels_known_foreign():
         return (f"made where the numeric pin did not hold ({environment.get('machine', 'unknown machine')}, "
                 f"numpy {environment.get('numpy_simd')}, OpenBLAS {environment.get('openblas_core')}); "
                 "regenerate it on a machine that honours the pin, as this one does: `make -B figures`")
     return None
+
+
+def _kernels_known_foreign() -> bool:
+    """Whether this machine is known (from its cached kernel fingerprint) not
+    to reproduce the committed bits: then its own numbers serve its author."""
+    if os.environ.get(FOREIGN_KERNELS_ENV):
+        return True
+    import kernel_fingerprint
+
+    return kernel_fingerprint.cached_reason() is not None
 
 
 def numpy_simd() -> str | None:

@@ -44,6 +44,7 @@ REPO_ROOT = DIAGRAMS_DIR.parents[1]
 sys.path.insert(0, str(DIAGRAMS_DIR))
 
 import job_slots  # noqa: E402
+import kernel_fingerprint  # noqa: E402
 import numeric_env  # noqa: E402  (light; section_kit applies it before numpy)
 import section_inputs  # noqa: E402
 from page_registry import PageNameError, page_config, page_packages, section_scripts  # noqa: E402
@@ -553,11 +554,24 @@ def main(argv: list[str] | None = None) -> int:
             if not chosen:
                 print(f"figures are up to date: no section's inputs changed ({len(scripts)} sections checked)")
                 return 0
+            warn_if_foreign_kernels()
             return run_and_report(chosen, args.jobs)
     except KeyboardInterrupt:
         print("interrupted: the committed outputs are as they were before each unfinished section "
               "(finished sections were written whole)", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def warn_if_foreign_kernels() -> None:
+    """Say plainly when this machine's kernels do not give the committed bits
+    (kernel_fingerprint.py), and mark every record made here as not the
+    page's own run (numeric_env.record reads FOREIGN_KERNELS_ENV)."""
+    reason = kernel_fingerprint.mismatch_reason()
+    if reason and numeric_env.can_honour_pin():
+        os.environ[numeric_env.FOREIGN_KERNELS_ENV] = reason
+        print(f"note: {reason}. The numbers made here are this machine's, not the page's own run: "
+              "their records say so, and they will differ from the committed ones in their last digits.",
+              file=sys.stderr, flush=True)
 
 
 def run_and_report(chosen: list[tuple[SectionScript, str]], jobs_wanted: int | None) -> int:

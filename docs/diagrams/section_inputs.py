@@ -31,7 +31,7 @@ DIAGRAMS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = DIAGRAMS_DIR.parents[1]
 LOCK = REPO_ROOT / "requirements.lock"
 # The machinery every section runs through.
-SHARED_MODULES = ("section_kit.py", "numeric_env.py", "page_registry.py", "section_inputs.py",
+SHARED_MODULES = ("section_kit.py", "numeric_env.py", "openblas_matmul.py", "page_registry.py", "section_inputs.py",
                   "figure_bounds.py")
 # The packages whose versions change numbers or SVG bytes (with their
 # dependencies, found in the lock).
