@@ -41,14 +41,15 @@ DERIVED_SECTIONS = ("across_seeds",)
 # others, so no neighbour on the other core slows their timings.
 TIMED_SECTIONS = ("rms_norm_speed",)
 
-# Sections whose numbers come from torch alone. Torch does its arithmetic in
-# its own kernels and MKL, never in OpenBLAS; numpy only copies, compares,
-# selects (nanmax, nanargmax, median, isfinite) and formats the results, and
-# plots them, operations whose results no SIMD loop changes. So neither the
-# OpenBLAS variants nor numpy's X86_V2 loops of the robustness report can
-# change them, and it does not rerun them there; tests/test_robustness_report.py
-# checks that on their reduced runs. A section that computes with numpy
-# (a sum, an exp, a matrix product) does not belong here.
+# Sections whose numbers come from torch alone. Under the pin torch's matrix
+# products run on numpy's OpenBLAS (numeric_env), its other arithmetic in its
+# own kernels and MKL's vector maths; numpy only copies, compares, selects
+# (nanmax, nanargmax, median, isfinite) and formats the results, and plots
+# them, operations whose results no SIMD loop changes. So numpy's X86_V2 loops
+# cannot change them (the robustness report does not rerun them there, and
+# checks that on their reduced runs), and of the two OpenBLAS variants the
+# report reruns them under one (robustness_report.SAMPLING_OPENBLAS_VARIANT).
+# A section that computes with numpy (a sum, an exp) does not belong here.
 TORCH_ONLY_SECTIONS = (
     "batch_norm_learning_rate", "covariate_shift", "layer_norm_batch", "loss_smoothness",
     "norm_placement", "qk_norm", "rms_norm_speed", "model_sizes",
