@@ -24,7 +24,7 @@ import pytest
 
 import numeric_env
 from check_page import numbers_in, parse_page
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, skip_bit_level
 from page_registry import page_config
 
 PYTHON_SECTION = 8
@@ -103,11 +103,16 @@ def test_training_loop_logs_the_clipped_norm(snippet_output):
 
 def test_logged_lines_equal_the_comments(snippet, snippet_output):
     """The training log and the held-out loss the block prints (under the
-    pinned kernels the test runs with) are the lines its comments show."""
+    pinned kernels the test runs with) are the lines its comments show. The
+    block's comment says the lines from step 50 on depend on the kernels'
+    rounding: where this machine's kernels differ from the committed ones
+    (conftest.PIN_HOLDS) only the others are compared."""
     pattern = r"^(step \d+: loss [\d.]+, gradient norm [\d.]+|held-out loss [\d.]+)$"
     printed = re.findall(pattern, snippet_output, re.M)
     shown = [line[2:] for line in snippet.splitlines() if re.match(pattern, line[2:]) and line.startswith("# ")]
-    assert len(printed) == 5
+    assert len(printed) == 5 and len(shown) == 5
+    assert printed[0] == shown[0] and printed[-1] == shown[-1]  # step 25 and the held-out loss
+    skip_bit_level()
     assert printed == shown
 
 

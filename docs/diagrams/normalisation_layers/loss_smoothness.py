@@ -230,13 +230,16 @@ def compute(section):
                   f"largest {largest['plain'][0]:.4g}, guide {guide:g}",
                   backs=("along the gradient it went above 20 in runs that survived as well",))
     diverged = runs["plain"]["diverged_at"] is not None
+    # Only the diverging direction is a rule the runs support: a surviving
+    # plain network's largest probe sits below the momentum guide in this
+    # run, but how close to it a survivor comes is decided by rounding (on
+    # another CPU's kernels the same run reached 38.8), so that half is the
+    # page's run's value, quoted as such, not a claim.
     section.claim("along both directions, the plain network's largest beta_hat after step 50 is above "
-                  "2(1 + momentum)/lr in a run where it diverges and below it in one where it survives",
-                  all((beta > momentum_guide) == diverged for beta in largest["plain"]),
+                  "2(1 + momentum)/lr in a run where it diverges",
+                  not diverged or all(beta > momentum_guide for beta in largest["plain"]),
                   f"largest {largest['plain']}, guide {momentum_guide:g}, diverged {diverged}",
-                  backs=("in the runs where it diverged",
-                         "it stays below the momentum guide of 38, as it did in every run of the robustness report "
-                         "where the plain network survived"))
+                  backs=("in the runs where it diverged",))
     return {"runs": runs}
 
 
