@@ -85,4 +85,5 @@ def test_probe_velocity_is_the_optimisers():
     for k, (p, p0) in enumerate(zip(model.parameters(), start, strict=True)):
         moved = sum(u[k] for u in updates)
         assert torch.allclose(p.detach() - p0, -lr * moved, atol=1e-6)
-    assert len(probe.cosines) == steps and all(-1 <= c <= 1 for c in probe.cosines)
+    # a cosine, up to float32 rounding (the first update is the gradient itself: 1.0000001 here)
+    assert len(probe.cosines) == steps and all(-1 - 1e-6 <= c <= 1 + 1e-6 for c in probe.cosines)

@@ -85,8 +85,9 @@ def test_numbers_files_record_the_same_environment_everywhere_the_pin_holds():
     skip_bit_level()
     for path in sorted((REPO_ROOT / "figures").glob("*/numbers/*.json")):
         environment = json.loads(path.read_text(encoding="utf-8"))["environment"]
-        assert (environment["honoured"], environment["numpy_simd"], environment["openblas_core"]) == \
-            (True, "X86_V3", "Haswell"), f"{path.relative_to(REPO_ROOT)}: {environment}"
+        assert (environment["honoured"], environment["numpy_simd"], environment["openblas_core"],
+                environment.get("torch_matmul")) == (True, "X86_V3", "Haswell", "openblas"), \
+            f"{path.relative_to(REPO_ROOT)}: {environment}"
 
 
 FOREIGN = {"honoured": False, "machine": "arm64", "numpy_simd": "ASIMDHP", "openblas_core": "neoversen1"}

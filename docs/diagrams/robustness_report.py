@@ -197,8 +197,9 @@ NO_TORCH = Skip(f"{SKIPPED}: no torch", "it never loads torch, and {change} only
 # Whether torch splits one of its operators between threads depends on the
 # tensors' sizes and the thread count, not on their values, and the reduced
 # run has the full run's widths and batch sizes; so a reduced run with the
-# same values under both thread counts is strong evidence (not proof: MKL
-# splits its products by rules of its own) that the full run's are the same;
+# same values under both thread counts is strong evidence (not proof: MKL's
+# vector maths may split by rules of its own; torch's matrix products run on
+# OpenBLAS, one thread whatever torch's count) that the full run's are the same;
 # `make thread-check` compares a full run of each model on both thread counts.
 THREAD_EXACT = Skip(f"{SKIPPED}: threads exact", "its page lists it as one that two torch threads compute as one "
                     "thread does, at its tensor sizes (checked below on its reduced run, which has the full "
@@ -790,10 +791,12 @@ def page_report(package: str, runs: list, results: dict) -> tuple[str, list[str]
         "from its committed numbers. A run whose variant cannot change a section, or (the thread "
         "skip) is checked on a reduced run not to change it, is not made: "
         f"its cells say `{SKIPPED}` with the reason (a section whose numbers come from torch alone "
-        "under the OpenBLAS and numpy variants, one that never loads torch under the torch "
-        "variants, one its page lists as computed alike on one and two torch threads under the "
-        "two-thread variant), and the section says why; the two torch-only skips and the thread skip are "
-        "checked, each skipped variant's reduced run against the pinned one (\"Skip checked\"). "
+        f"under the numpy variant, and under the OpenBLAS variants other than `{SAMPLING_OPENBLAS_VARIANT}`, "
+        "which already reruns torch's matrix products on other OpenBLAS kernels; one that never loads "
+        "torch under the torch variants; one its page lists as computed alike on one and two torch "
+        "threads under the two-thread variant), and the section says why; the numpy skip and the thread "
+        "skip are checked, each skipped variant's reduced run against the pinned one (\"Skip checked\"), "
+        "the OpenBLAS one is not. "
         "The same results, "
         "machine-readable, are in "
         f"`{data_path(config.PAGE).name}` beside this file.", "",

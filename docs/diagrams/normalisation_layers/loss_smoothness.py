@@ -225,21 +225,13 @@ def compute(section):
     section.claim("batch norm's largest beta_hat after step 50 stays below 2/lr along both directions",
                   max(largest["batch norm"]) < guide, f"largest {largest['batch norm']}, guide {guide:g}",
                   backs=("batch norm's largest after step 50 below 20 along both directions",))
-    section.claim("along the gradient, the plain network's largest beta_hat after step 50 is above 2/lr, "
-                  "in a run where it survives as in one where it diverges", largest["plain"][0] > guide,
-                  f"largest {largest['plain'][0]:.4g}, guide {guide:g}",
-                  backs=("along the gradient it went above 20 in runs that survived as well",))
-    diverged = runs["plain"]["diverged_at"] is not None
-    # Only the diverging direction is a rule the runs support: a surviving
-    # plain network's largest probe sits below the momentum guide in this
-    # run, but how close to it a survivor comes is decided by rounding (on
-    # another CPU's kernels the same run reached 38.8), so that half is the
-    # page's run's value, quoted as such, not a claim.
-    section.claim("along both directions, the plain network's largest beta_hat after step 50 is above "
-                  "2(1 + momentum)/lr in a run where it diverges",
-                  not diverged or all(beta > momentum_guide for beta in largest["plain"]),
-                  f"largest {largest['plain']}, guide {momentum_guide:g}, diverged {diverged}",
-                  backs=("in the runs where it diverged",))
+    # The momentum guide 2(1 + momentum)/lr is not claimed either way: how
+    # close a surviving plain network comes to it is decided by rounding (on
+    # another CPU's kernels this very run reached 38.8, and under torch
+    # without AVX 42.4, both surviving); across_seeds reports those runs.
+    section.claim("along the gradient, the plain network's largest beta_hat after step 50 is above 2/lr",
+                  largest["plain"][0] > guide, f"largest {largest['plain'][0]:.4g}, guide {guide:g}",
+                  backs=("above 20 along the gradient in every run of the report",))
     return {"runs": runs}
 
 
