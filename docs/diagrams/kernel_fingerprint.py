@@ -348,6 +348,13 @@ def _reason(rows, expected: dict) -> str | None:
             f"{expected.get('machine', {}).get('vendor', 'another machine')}): see `make doctor`")
 
 
+def library(kind: str) -> str:
+    """Which library computed an operation of this kind in this process."""
+    if kind == "torch matmul" and numeric_env.torch_matmul_route() != numeric_env.OPENBLAS:
+        return "MKL (torch's own products: the pin's OpenBLAS route is off here)"
+    return LIBRARY[kind]
+
+
 def report(rows, expected: dict) -> tuple[str, int]:
     about = machine()
     lines = ["This machine:"] + [f"  {key:16s} {value}" for key, value in about.items()]
@@ -360,7 +367,7 @@ def report(rows, expected: dict) -> tuple[str, int]:
     for label, kind, digest in rows:
         mark = "ok     " if label not in differ else "DIFFERS"
         lines.append(f"  {mark} {label}" + ("" if label not in differ else
-                                            f"  ({LIBRARY[kind]}: {digest} here, {want.get(label, 'none')} expected)"))
+                                            f"  ({library(kind)}: {digest} here, {want.get(label, 'none')} expected)"))
     lines += [f"  DIFFERS {label}  (expected, not probed here)" for label in want if label not in {r[0] for r in rows}]
     lines.append("")
     if not about["pin honoured"]:
@@ -369,7 +376,7 @@ def report(rows, expected: dict) -> tuple[str, int]:
                      "checks and `make figures` marks its numbers as not the page's own run.")
         return "\n".join(lines), 1
     if differ:
-        kinds = sorted({LIBRARY[kind] for label, kind, _ in rows if label in differ})
+        kinds = sorted({library(kind) for label, kind, _ in rows if label in differ})
         lines.append(f"{len(differ)} of {len(rows)} operations round differently here, in: {'; '.join(kinds)}. "
                      "This machine cannot reproduce the committed numbers to the bit: `make test` skips the "
                      "bit-level checks with this reason, and `make figures` marks what it makes as not the "
