@@ -355,7 +355,7 @@ def library(kind: str) -> str:
     return LIBRARY[kind]
 
 
-def report(rows, expected: dict) -> tuple[str, int]:
+def report(rows, expected: dict, every_line: bool = False) -> tuple[str, int]:
     about = machine()
     lines = ["This machine:"] + [f"  {key:16s} {value}" for key, value in about.items()]
     recorded = expected.get("machine", {})
@@ -365,11 +365,14 @@ def report(rows, expected: dict) -> tuple[str, int]:
     differ = set(compare(rows, expected))
     want = expected.get("hashes", {})
     for label, kind, digest in rows:
+        if label not in differ and not every_line:
+            continue
         mark = "ok     " if label not in differ else "DIFFERS"
         lines.append(f"  {mark} {label}" + ("" if label not in differ else
                                             f"  ({library(kind)}: {digest} here, {want.get(label, 'none')} expected)"))
     lines += [f"  DIFFERS {label}  (expected, not probed here)" for label in want if label not in {r[0] for r in rows}]
-    lines.append("")
+    if lines[-1]:
+        lines.append("")
     if not about["pin honoured"]:
         lines.append(f"The numeric pin cannot hold here ({numeric_env.machine_name()}): the libraries run their "
                      "own kernels, so numbers will differ in their last digits; `make test` skips the bit-level "
@@ -383,7 +386,9 @@ def report(rows, expected: dict) -> tuple[str, int]:
                      "page's own run. If the libraries' versions differ from requirements.lock, `make venv` "
                      "first; otherwise report the lines above.")
         return "\n".join(lines), 1
-    lines.append(f"All {len(rows)} operations give the committed bits: this machine reproduces the pages' numbers.")
+    lines.append(f"All {len(rows)} operations give the committed bits: this machine is expected to reproduce the "
+                 "pages' numbers (the probe samples each kind of operation at the pages' shapes; a full run "
+                 "is the final word: `make -B figures`, then `git status`).")
     return "\n".join(lines), 0
 
 
@@ -392,6 +397,7 @@ def main() -> int:
     parser.add_argument("--record", action="store_true", help="write this machine's hashes as the expected ones")
     parser.add_argument("--list", action="store_true", help="print the hashes only")
     parser.add_argument("--reason", action="store_true", help="print only the one-line reason, if any")
+    parser.add_argument("--verbose", action="store_true", help="list every operation, not only those that differ")
     args = parser.parse_args()
     numeric_env.apply()
     rows = fingerprint()
@@ -415,7 +421,7 @@ def main() -> int:
         if reason:
             print(reason)
         return 0
-    text, status = report(rows, expected)
+    text, status = report(rows, expected, every_line=args.verbose)
     print(text)
     return status
 
