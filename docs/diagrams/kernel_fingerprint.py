@@ -12,7 +12,7 @@ the bit. Where one differs, the report names the operation, the machine
 (vendor, instruction set), the libraries that compute it and their versions.
 
 The tests (conftest.py) and `make figures` (run_sections.py) ask
-``reproduces()``: the answer is kept under build/ for this machine, these
+``mismatch_reason()``: the answer is kept under build/ for this machine, these
 packages and this fingerprint, so it costs a few seconds once.
 
     python docs/diagrams/kernel_fingerprint.py           # the report; exit 1 if an operation differs
@@ -293,12 +293,31 @@ def _cache_file() -> Path:
     return CACHE_DIR / f"{_cache_key(load_expected())}.json"
 
 
+def _cached(path: Path) -> tuple[bool, str | None]:
+    """(whether this machine's answer is cached, the answer)."""
+    try:
+        return True, json.loads(path.read_text(encoding="utf-8"))["reason"]
+    except (OSError, ValueError, KeyError):
+        return False, None
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Temp file, then rename: an interrupted write leaves the old file whole."""
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(path)
+
+
+def _unpinned_reason() -> str:
+    return f"this machine ({numeric_env.machine_name()}) cannot honour the numeric pin"
+
+
 def cached_reason() -> str | None:
     """The cached answer of mismatch_reason, without probing: None when this
     machine reproduces the committed bits or was never probed."""
     try:
-        return json.loads(_cache_file().read_text(encoding="utf-8"))["reason"]
-    except (OSError, ValueError, KeyError, SystemExit):
+        return _cached(_cache_file())[1]
+    except SystemExit:  # no expected file: nothing is known
         return None
 
 
@@ -309,12 +328,11 @@ def mismatch_reason() -> str | None:
     machine's answer is cached."""
     load_expected()  # a missing or broken expected file is an error, here too
     if not numeric_env.can_honour_pin():
-        return f"this machine ({numeric_env.machine_name()}) cannot honour the numeric pin"
+        return _unpinned_reason()
     cached = _cache_file()
-    try:
-        return json.loads(cached.read_text(encoding="utf-8"))["reason"]
-    except (OSError, ValueError, KeyError):
-        pass
+    hit, reason = _cached(cached)
+    if hit:
+        return reason
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if k != numeric_env.VARIANT_ENV}
@@ -325,16 +343,10 @@ def mismatch_reason() -> str | None:
     reason = done.stdout.strip() or None
     try:
         CACHE_DIR.mkdir(parents=True, exist_ok=True)
-        temporary = cached.with_suffix(".tmp")
-        temporary.write_text(json.dumps({"reason": reason}), encoding="utf-8")
-        temporary.replace(cached)
+        _write_atomically(cached, json.dumps({"reason": reason}))
     except OSError:
         pass  # a read-only checkout: ask again next time
     return reason
-
-
-def reproduces() -> bool:
-    return mismatch_reason() is None
 
 
 def _reason(rows, expected: dict) -> str | None:
@@ -409,15 +421,12 @@ def main() -> int:
         path = expected_path()
         record = {"machine": {k: v for k, v in machine().items() if k in ("processor", "vendor", "instruction sets")},
                   "settings": numeric_env.settings(), "hashes": {label: digest for label, _, digest in rows}}
-        temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-        temporary.replace(path)
+        _write_atomically(path, json.dumps(record, indent=1) + "\n")
         print(f"wrote {len(rows)} expected hashes to {path}")
         return 0
     expected = load_expected()
     if args.reason:
-        reason = _reason(rows, expected) if numeric_env.can_honour_pin() else (
-            f"this machine ({numeric_env.machine_name()}) cannot honour the numeric pin")
+        reason = _reason(rows, expected) if numeric_env.can_honour_pin() else _unpinned_reason()
         if reason:
             print(reason)
         return 0
