@@ -29,14 +29,16 @@ venv: $(VENV_STAMP) ## create .venv from requirements.lock (first time: a few mi
 # pip, not another installer: torch==2.13.0+cpu comes from the machine's local
 # wheel folder, which pip's configuration names. The lock's hashes make pip
 # check every file (--require-hashes is implied).
-$(VENV_STAMP): $(LOCK)
-	@if [ $(LOCK) -nt $@ ] || [ ! -x $(PY) ]; then \
+$(VENV_STAMP): $(LOCK) pyproject.toml
+	@if [ $(LOCK) -nt $@ ] || [ pyproject.toml -nt $@ ] || [ ! -x $(PY) ]; then \
 	  set -e; \
 	  test -x $(PY) || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }; \
 	  echo "installing $(LOCK) into $(VENV): about 2 minutes and 1.4 GB the first time (torch is most of it)"; \
 	  { $(PY) -m pip install --disable-pip-version-check -r $(LOCK) 2>&1; echo $$? > $(VENV)/.pip-status; } \
 	    | grep --line-buffered -v 'is ignored: it is neither a file nor a directory' || true; \
 	  test "$$(cat $(VENV)/.pip-status)" = 0 || { echo "error: pip could not install $(LOCK) into $(VENV): see its output above" >&2; exit 1; }; \
+	  $(PY) -m pip install --disable-pip-version-check --quiet --no-deps --no-build-isolation -e . \
+	    || { echo "error: pip could not install this project into $(VENV) (pip install -e .)" >&2; exit 1; }; \
 	  touch $@; \
 	  echo "$(VENV) is ready"; \
 	fi
@@ -54,29 +56,29 @@ lock: $(VENV_STAMP) ## write requirements.lock from requirements.txt (then make 
 	@echo "wrote $(LOCK) ($$(grep -c '^[a-z0-9].*==' $(LOCK)) packages); \`make venv\` installs it"
 
 # One runner for every page: it reruns only the sections whose inputs' content
-# changed (see docs/diagrams/run_sections.py), so the target is always run and
+# changed (see docs/diagrams/pagekit/run_sections.py), so the target is always run and
 # make never deletes an output when a run is interrupted.
 figures: $(VENV_STAMP) ## rerun the sections whose inputs changed (make -B figures: all)
-	@$(PY) docs/diagrams/run_sections.py $(RUN_WHICH) $(PAGE_ARG)
+	@$(PY) -m pagekit.run_sections $(RUN_WHICH) $(PAGE_ARG)
 
 # Each page's notebook, built from its section scripts and committed numbers;
-# rewritten only when one of its inputs changed (docs/diagrams/notebooks.py).
+# rewritten only when one of its inputs changed (docs/diagrams/pagekit/notebooks.py).
 notebooks: figures ## rebuild each page's notebook (figures/<page>/<page>.ipynb) if its inputs changed
-	@$(PY) docs/diagrams/notebooks.py $(PAGE_ARG)
+	@$(PY) -m pagekit.notebooks $(PAGE_ARG)
 
 # SETTING=quick (default) or page; the page setting of the second page trains for minutes.
 notebook-times: $(VENV_STAMP) ## execute each notebook (SETTING=quick|page) and record how long each experiment takes
-	@$(PY) docs/diagrams/notebooks.py --time $(or $(SETTING),quick) $(PAGE_ARG)
+	@$(PY) -m pagekit.notebooks --time $(or $(SETTING),quick) $(PAGE_ARG)
 
 check: $(VENV_STAMP) ## every number in the pages' prose against the printed numbers; every citation against the bibliography
-	@$(PY) docs/diagrams/check_page.py $(PAGE)
-	@$(PY) docs/diagrams/check_citations.py
+	@$(PY) -m pagekit.check_page $(PAGE)
+	@$(PY) -m pagekit.check_citations
 
 fix: $(VENV_STAMP) ## rewrite the stale numbers make check found (unambiguous ones)
-	@$(PY) docs/diagrams/check_page.py --fix $(PAGE)
+	@$(PY) -m pagekit.check_page --fix $(PAGE)
 
 doctor: $(VENV_STAMP) ## does this machine reproduce the committed numbers? (its kernels' fingerprint, a few seconds)
-	@$(PY) docs/diagrams/kernel_fingerprint.py
+	@$(PY) -m pagekit.kernel_fingerprint
 
 # Rules and why: pyproject.toml. make test runs it too (tests/test_lint.py).
 lint: $(VENV_STAMP) ## ruff over docs/ and tests/: unused or undefined names, silent zip truncation
@@ -94,20 +96,20 @@ screenshots: $(VENV_STAMP) ## photograph every page (desktop, phone, dark theme)
 	@$(PY) -m pytest tests/test_site.py -m screenshots -n 0
 
 golden: figures ## pin the current numbers, claims, figures and prose binding on purpose (and rebuild the notebooks)
-	@$(PY) tests/write_golden.py $(PAGE_ARG)
-	@$(PY) docs/diagrams/notebooks.py $(PAGE_ARG)
+	@$(PY) -m pagekit.write_golden $(PAGE_ARG)
+	@$(PY) -m pagekit.notebooks $(PAGE_ARG)
 
 robustness: $(VENV_STAMP) ## rerun every section at seed offsets 0..2 and under other numeric variants
-	@$(PY) docs/diagrams/robustness_report.py $(PAGE_ARG)
+	@$(PY) -m pagekit.robustness_report $(PAGE_ARG)
 
 seeds: robustness ## the old name of make robustness
 
 # What the report's thread skip (THREAD_EXACT_SECTIONS) rests on, at full size.
 thread-check: $(VENV_STAMP) ## train a full run of each of page 2's models on one and on two torch threads: the same bits? (2 to 3 minutes)
-	@$(PY) docs/diagrams/normalisation_layers/thread_check.py
+	@$(PY) -m normalisation_layers.thread_check
 
 bench: $(VENV_STAMP) ## time each section, each page and the author's loop against the budgets
-	@$(PY) docs/diagrams/bench.py
+	@$(PY) -m pagekit.bench
 
 # -E reads every page afresh, so a broken anchor fails every build, not just the first.
 docs: notebooks ## build the documentation site into build/site
@@ -119,21 +121,21 @@ pdf: docs ## print each page of the site to build/site/pdf/<page>.pdf (headless 
 	@$(PY) docs/site_pdf.py build/site
 
 preview: figures ## render every SVG to PNG under build/preview to look at
-	@$(PY) docs/diagrams/preview_figures.py $(PAGE_ARG)
+	@$(PY) -m pagekit.preview_figures $(PAGE_ARG)
 
 # A new page, ready to grow (CONTRIBUTING.md): its package, first section and
 # prose, then its numbers, golden record and robustness report, then the check.
 new-page: $(VENV_STAMP) ## scaffold a page: make new-page PAGE=my-page [TITLE="My page"]
 	@test -n "$(PAGE)" || { echo 'usage: make new-page PAGE=my-page [TITLE="My page"]' >&2; exit 2; }
-	@$(PY) docs/diagrams/new_page.py create $(PAGE) $(if $(TITLE),--title "$(TITLE)")
-	@$(PY) docs/diagrams/run_sections.py --stale --page $(PAGE)
-	@$(PY) tests/write_golden.py --page $(PAGE)
-	@$(PY) docs/diagrams/robustness_report.py --page $(PAGE)
-	@$(PY) docs/diagrams/check_page.py $(PAGE)
+	@$(PY) -m pagekit.new_page create $(PAGE) $(if $(TITLE),--title "$(TITLE)")
+	@$(PY) -m pagekit.run_sections --stale --page $(PAGE)
+	@$(PY) -m pagekit.write_golden --page $(PAGE)
+	@$(PY) -m pagekit.robustness_report --page $(PAGE)
+	@$(PY) -m pagekit.check_page $(PAGE)
 
 remove-page: $(VENV_STAMP) ## remove an uncommitted page make new-page made: make remove-page PAGE=my-page
 	@test -n "$(PAGE)" || { echo 'usage: make remove-page PAGE=my-page' >&2; exit 2; }
-	@$(PY) docs/diagrams/new_page.py remove $(PAGE)
+	@$(PY) -m pagekit.new_page remove $(PAGE)
 
 # What make figures regenerates (every page: it takes minutes for the second
 # page), the build output and any temp file an interrupted run left. The

@@ -35,7 +35,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -326,15 +325,12 @@ def _section_titles(page: str) -> dict[int, str]:
 
 def _home_sections(page: str) -> dict[str, int]:
     """Each section script's first section on the page (page_registry's map)."""
-    sys.path.insert(0, str(DOCS / "diagrams"))
     try:
-        from page_registry import package_for_page, page_config
+        from pagekit.registry import package_for_page, page_config
 
         scripts = page_config(package_for_page(page)).SECTION_SCRIPTS
     except Exception:  # a page without a registered package: no map
         return {}
-    finally:
-        sys.path.pop(0)
     home: dict[str, int] = {}
     for number in sorted(scripts):
         for name in scripts[number]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import functools
 import http.server
+import importlib.util
 import re
 import sys
 import threading
@@ -63,11 +64,9 @@ def pdf_pages(data: bytes) -> int:
 
 def site_pages(site: Path) -> list[str]:
     """The pages to print: what docs/conf.py calls the site's pages."""
-    sys.path.insert(0, str(DOCS))
-    try:
-        import conf  # docs/conf.py
-    finally:
-        sys.path.pop(0)
+    spec = importlib.util.spec_from_file_location("conf", DOCS / "conf.py")
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
     return [page for page in conf.site_pages() if (site / f"{page}.html").is_file()]
 
 

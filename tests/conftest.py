@@ -29,14 +29,14 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-import kernel_fingerprint
-import numeric_env
-import section_kit  # noqa: F401  (pins the numeric environment before numpy loads)
-from check_page import GOLDEN_DIR
-from page_registry import page_config
-from run_sections import all_sections, current_hash, run_many
+from pagekit import kernel_fingerprint
+from pagekit import numeric_env
+import pagekit.section  # noqa: F401  (pins the numeric environment)
+from pagekit.paths import golden_dir
+from pagekit.registry import page_config
+from pagekit.run_sections import all_sections, current_hash, run_many
 
-# docs/diagrams and tests are on sys.path through pyproject.toml's pythonpath.
+# The machinery is installed in place (pip install -e .); pytest puts tests/ on the path (conftest, helpers).
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -202,7 +202,7 @@ class SectionRun:
 
     @property
     def golden(self) -> dict:
-        path = GOLDEN_DIR / self.config.PAGE / f"{self.name}.json"
+        path = golden_dir(self.config.PAGE) / f"{self.name}.json"
         if not path.exists():
             pytest.fail(f"{path.relative_to(REPO_ROOT)} is missing: inspect the numbers, then `make golden`",
                         pytrace=False)
@@ -285,7 +285,7 @@ def pytest_collection_finish(session) -> None:
     tests make, and forked workers share those pages untouched."""
     gc.freeze()
     if XDIST_WORKER:
-        from section_kit import write_json_atomically
+        from pagekit.section import write_json_atomically
 
         units = {item.nodeid: xdist_unit_of(item) for item in session.items if xdist_unit_of(item)}
         write_json_atomically(Path(os.environ[UNITS_FILE_ENV]), units)  # every worker writes the same

@@ -61,7 +61,7 @@ def contrast_on_white(colour: str) -> float:
 def write_probe_svg(path: Path, title: str = "peak 0.4773") -> Path:
     """A small figure saved as the sections save theirs: a line with ticks 0
     to 7 and one drawn number, ``title``; for the tests of the readers above."""
-    from section_kit import new_figure
+    from pagekit.section import new_figure
 
     fig = new_figure(3, 2)
     ax = fig.add_subplot()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import check_citations
-from check_citations import check, citations_and_mentions, github_slug, opted_in_pages, read_bibliography
+from pagekit import check_citations
+from pagekit.check_citations import check, citations_and_mentions, github_slug, opted_in_pages, read_bibliography
 from conftest import REPO_ROOT
 
 

@@ -12,7 +12,7 @@ every claim of every page:
 0 and 1 are allowed (an exact zero count, "1 − x", "equals 1": identities,
 not chosen bounds), and so are indices and slices (``rates[2]``) and format
 specs. The form of each condition (its source and the constants' values) is
-also pinned in the golden record (section_kit.condition_form), so changing a
+also pinned in the golden record (record.condition_form), so changing a
 constant's value, an operator or an allowed 0 or 1 fails `make test` too,
 until `make golden` re-pins it and shows the old and new condition.
 """
@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from page_registry import page_packages
-from section_kit import CONSTANT_NAME, DIAGRAMS_DIR
+from pagekit.registry import page_packages
+from pagekit.paths import DIAGRAMS_DIR
+from pagekit.record import CONSTANT_NAME
 
 ALLOWED_NUMBERS = (0, 1)
 SCRIPTS = sorted(p for package in page_packages() for p in (DIAGRAMS_DIR / package).glob("*.py")

@@ -1,4 +1,4 @@
-"""A claim records the form of its condition (section_kit.condition_form):
+"""A claim records the form of its condition (record.condition_form):
 the source text of the test, read from the calling line's span, and the
 module constants it reads with their values; for claim_bound the measured
 side, relation and bound; for agree the two computations and tolerances."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from section_kit import Section
+from pagekit.section import Section
 
 PROBE = '''
 FAR_ABOVE = 0.3

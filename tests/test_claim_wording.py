@@ -11,7 +11,7 @@ import ast
 import pytest
 
 from conftest import SECTIONS
-from run_sections import inputs_of
+from pagekit.run_sections import inputs_of
 
 
 def unworded_thresholds(path) -> list[str]:

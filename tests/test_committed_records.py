@@ -20,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from check_page import GOLDEN_DIR, normalise, numbers_in
+from pagekit.check_page import normalise, numbers_in
+from pagekit.paths import golden_dir
 from conftest import REPO_ROOT, SECTION_IDS, SECTIONS
-from golden_record import differences, pinned_part
-from page_registry import page_config
+from pagekit.golden import differences, pinned_part
+from pagekit.registry import page_config
 from svg_text import drawn_texts, write_probe_svg
 
 ACCEPT = ("a hand edit? restore the file; an intended change: `make figures`, inspect it, then `make golden`")
@@ -39,7 +40,7 @@ def committed_numbers(script) -> tuple[str, dict]:
 
 
 def golden_record(script) -> tuple[str, dict]:
-    path = GOLDEN_DIR / page_config(script.package).PAGE / f"{script.name}.json"
+    path = golden_dir(page_config(script.package).PAGE) / f"{script.name}.json"
     if not path.exists():
         pytest.fail(f"{path.relative_to(REPO_ROOT)} is missing: inspect the numbers, then `make golden`", pytrace=False)
     return str(path.relative_to(REPO_ROOT)), json.loads(path.read_text(encoding="utf-8"))
@@ -145,7 +146,7 @@ def test_across_seeds_seed_zero_column_is_the_committed_numbers():
     column must be the page's own run, the committed numbers the other
     sections quote (a report made before those numbers changed, or a table
     cell edited by hand, fails)."""
-    from section_kit import section_module
+    from pagekit.section import section_module
 
     rows = section_module(ACROSS_SEEDS_PAGE, "across_seeds").ROWS
     scripts = {s.name: s for s in SECTIONS if s.package == ACROSS_SEEDS_PAGE}

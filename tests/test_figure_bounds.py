@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
-import figure_bounds
-from figure_bounds import check_figure_fits, drawn_renderer
+from pagekit import figure_bounds
+from pagekit.figure_bounds import check_figure_fits, drawn_renderer
 
 
 def _saved(fig: Figure) -> bytes:

@@ -14,11 +14,11 @@ from pathlib import Path
 import cairosvg
 from matplotlib.testing.compare import compare_images
 
-from check_page import normalise, numbers_in
-import preview_figures
-import section_kit
+from pagekit.check_page import normalise, numbers_in
+from pagekit import preview_figures
+from pagekit import cli, style
 from conftest import REPO_ROOT, TEST_ARTIFACTS, skip_bit_level
-from golden_record import sha256
+from pagekit.golden import sha256
 from svg_text import contrast_on_white, drawn_text_styles, drawn_texts, write_probe_svg
 
 ACCEPT = "if intended, look at it (`make preview`), then `make golden`"
@@ -63,7 +63,7 @@ def rel(path: Path) -> str:
 def test_figures_match_their_golden_hashes(run):
     record, pinned, committed = run.get(), run.golden.get("figures", {}), run.committed
     # A section draws figures unless its module says why it draws none (NO_FIGURES).
-    no_figures = getattr(section_kit.section_module(run.package, run.name), "NO_FIGURES", None)
+    no_figures = getattr(cli.section_module(run.package, run.name), "NO_FIGURES", None)
     if no_figures:
         assert not record["figures"], f"{run.name} says it draws no figure ({no_figures}) but drew some"
     else:
@@ -119,7 +119,7 @@ def test_a_changed_figure_leaves_its_pictures(tmp_path, monkeypatch):
     """The mismatch message names a rendering of each version and their
     difference image, all written (so the figure test's failure shows a picture)."""
     monkeypatch.setattr(sys.modules[__name__], "ARTIFACTS_DIR", tmp_path / "artifacts")
-    from section_kit import new_figure
+    from pagekit.section import new_figure
 
     svgs = []
     for colour in ("#1f77b4", "#d62728"):
@@ -143,17 +143,17 @@ def test_text_palette_is_dark_enough_and_keeps_each_hue():
     """Every text shade reads on white, and is a darker shade of the same
     colour (hue within 1 degree), so a label still matches its line."""
     import colorsys
-    for name, shade in section_kit.TEXT_PALETTE.items():
+    for name, shade in style.TEXT_PALETTE.items():
         assert contrast_on_white(shade) >= SMALL_TEXT_CONTRAST, (
             f"{name}: text shade {shade} has contrast {contrast_on_white(shade):.2f} on white")
         line, text = (colorsys.rgb_to_hls(*(int(c[i:i + 2], 16) / 255 for i in (1, 3, 5)))
-                      for c in (section_kit.PALETTE[name], shade))
+                      for c in (style.PALETTE[name], shade))
         if line[2] > 0:  # a grey has no hue
             gap = abs(line[0] - text[0]) * 360
             assert min(gap, 360 - gap) <= 1.0, f"{name}: text shade {shade} changes the hue by {gap:.1f}°"
         assert text[1] <= line[1], f"{name}: text shade {shade} is lighter than the line colour"
-    assert section_kit.text_colour(section_kit.PALETTE["orange"]) == section_kit.TEXT_PALETTE["orange"]
-    assert section_kit.text_colour("#123456") == "#123456"
+    assert style.text_colour(style.PALETTE["orange"]) == style.TEXT_PALETTE["orange"]
+    assert style.text_colour("#123456") == "#123456"
 
 
 def test_committed_figures_draw_no_small_or_faint_text():
@@ -165,7 +165,7 @@ def test_committed_figures_draw_no_small_or_faint_text():
     for svg in svgs:
         styles = drawn_text_styles(svg)
         assert styles, f"{svg.name}: no text found; has the SVG text format changed?"
-        small = sorted({size for size, _ in styles if size < section_kit.SMALLEST_TEXT_PT - 1e-9})
+        small = sorted({size for size, _ in styles if size < style.SMALLEST_TEXT_PT - 1e-9})
         faint = sorted({fill for _, fill in styles
                         if fill != "#ffffff" and contrast_on_white(fill) < SMALL_TEXT_CONTRAST})
         if small:
@@ -178,14 +178,14 @@ def test_committed_figures_draw_no_small_or_faint_text():
 def test_the_saver_raises_small_sizes_and_darkens_light_colours(tmp_path):
     """A label a script draws at 8 pt in the palette's orange is saved at the
     house minimum in orange's text shade."""
-    fig = section_kit.new_figure(4.0, 2.0, margins=(0.5, 0.4, 0.1, 0.1))
+    fig = style.new_figure(4.0, 2.0, margins=(0.5, 0.4, 0.1, 0.1))
     ax = fig.add_subplot()
-    ax.plot([0, 1], [0, 1], color=section_kit.PALETTE["orange"])
-    ax.text(0.2, 0.5, "label", fontsize=8, color=section_kit.PALETTE["orange"])
-    section_kit.make_text_legible(fig)
+    ax.plot([0, 1], [0, 1], color=style.PALETTE["orange"])
+    ax.text(0.2, 0.5, "label", fontsize=8, color=style.PALETTE["orange"])
+    style.make_text_legible(fig)
     path = tmp_path / "figure.svg"
     fig.savefig(path, format="svg")
     styles = drawn_text_styles(path)
-    assert (section_kit.SMALLEST_TEXT_PT, section_kit.TEXT_PALETTE["orange"].lower()) in styles
-    assert all(size >= section_kit.SMALLEST_TEXT_PT for size, _ in styles)
-    assert ax.lines[0].get_color() == section_kit.PALETTE["orange"]  # lines keep their colour
+    assert (style.SMALLEST_TEXT_PT, style.TEXT_PALETTE["orange"].lower()) in styles
+    assert all(size >= style.SMALLEST_TEXT_PT for size, _ in styles)
+    assert ax.lines[0].get_color() == style.PALETTE["orange"]  # lines keep their colour

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 
-import numeric_env
+from pagekit import numeric_env
 from conftest import rounding_stable, skip_bit_level
-from golden_record import DECADE_SLACK, agreement_decades, claim_differences, pinned_claim
-from run_sections import current_hash
+from pagekit.golden import DECADE_SLACK, agreement_decades, claim_differences, pinned_claim
+from pagekit.run_sections import current_hash
 
 ACCEPT = "if the change is intended, inspect it, then `make golden` pins it"
 

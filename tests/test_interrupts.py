@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -26,9 +25,8 @@ def scratch_copy(tmp_path: Path) -> Path:
     copy = tmp_path / "repo"
     diagrams = copy / "docs" / "diagrams"
     diagrams.mkdir(parents=True)
-    for module in (REPO_ROOT / "docs" / "diagrams").glob("*.py"):
-        shutil.copy2(module, diagrams / module.name)
-    shutil.copy2(REPO_ROOT / "docs" / "diagrams" / "kernel_fingerprint.json", diagrams / "kernel_fingerprint.json")
+    shutil.copytree(REPO_ROOT / "docs" / "diagrams" / "pagekit", diagrams / "pagekit",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     # This machine's fingerprint answer (same code, packages and expectation), so
     # the runner does not probe the kernels again before its first section.
     if (REPO_ROOT / "build" / "kernel-fingerprint").is_dir():
@@ -39,7 +37,12 @@ def scratch_copy(tmp_path: Path) -> Path:
     shutil.copy2(REPO_ROOT / "requirements.txt", copy / "requirements.txt")
     shutil.copy2(REPO_ROOT / "requirements.lock", copy / "requirements.lock")  # make venv's input
     shutil.copy2(REPO_ROOT / "Makefile", copy / "Makefile")
+    shutil.copy2(REPO_ROOT / "pyproject.toml", copy / "pyproject.toml")
     (copy / ".venv").symlink_to(REPO_ROOT / ".venv")
+    # make's venv inputs older than any venv: the copy's `make` must never
+    # reinstall the shared .venv (that would point its project at the copy).
+    for name in ("requirements.lock", "pyproject.toml"):
+        os.utime(copy / name, (0, 0))
     return copy
 
 
@@ -71,9 +74,15 @@ def wait_for(process: subprocess.Popen, text: str, timeout: float = 60) -> str:
     return seen
 
 
+def copy_env(copy: Path) -> dict[str, str]:
+    """The copy's packages first on the path (the venv installs the repository's)."""
+    return {**os.environ, "PYTHONPATH": str(copy / "docs" / "diagrams")}
+
+
 def runner(copy: Path, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(copy / "docs" / "diagrams" / "run_sections.py"), *args],
-                            cwd=copy, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The copy's own path to the interpreter, so its processes name the copy.
+    return subprocess.Popen([str(copy / ".venv" / "bin" / "python"), "-m", "pagekit.run_sections", *args],
+                            cwd=copy, env=copy_env(copy), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -92,7 +101,7 @@ def test_an_interrupted_run_loses_nothing(tmp_path, signum):
 def test_killing_make_stops_the_runner(tmp_path):
     copy = scratch_copy(tmp_path)
     before = outputs(copy)
-    make = subprocess.Popen(["make", "-s", "-B", "figures"], cwd=copy, stdout=subprocess.PIPE,
+    make = subprocess.Popen(["make", "-s", "-B", "figures"], cwd=copy, env=copy_env(copy), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     wait_for(make, "start")
     pid = int((copy / "build" / "make-figures.lock").read_text())
@@ -134,11 +143,8 @@ PAGE_FILE = "docs/sleepy-page.md"
 SECTION_SCRIPTS = {1: ("sleepy",)}
 ''',
     "sleepy.py": '''"""A section whose pool workers outlive a stuck shutdown unless killed."""
-import sys, time
-from pathlib import Path
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from section_kit import main, process_pool
+import time
+from pagekit.section import main, process_pool
 
 
 def nap(seconds):

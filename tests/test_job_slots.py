@@ -8,8 +8,8 @@ import multiprocessing
 import os
 import time
 
-import job_slots
-import section_kit
+from pagekit import job_slots
+from pagekit import pools
 
 JOB_SECONDS = 0.3
 
@@ -26,7 +26,7 @@ def _busy(marker_dir: str, name: str) -> str:
 def _section(marker_dir: str, tag: str, jobs: int) -> None:
     """What a section process does under the runner: hold a slot, open a pool."""
     with job_slots.slot():
-        with section_kit.process_pool(2) as pool:
+        with pools.process_pool(2) as pool:
             done = pool.starmap(_busy, [(marker_dir, f"{tag}{i}") for i in range(jobs)], chunksize=1)
     assert done == [f"{tag}{i}" for i in range(jobs)]
 

@@ -18,12 +18,11 @@ import numpy as np
 import pytest
 import torch
 
-import kernel_fingerprint
-import numeric_env
-import openblas_matmul
+from pagekit import kernel_fingerprint
+from pagekit import numeric_env
+from pagekit import openblas_matmul
 from conftest import FOREIGN_KERNELS, REPO_ROOT, skip_bit_level
 
-FINGERPRINT = REPO_ROOT / "docs" / "diagrams" / "kernel_fingerprint.py"
 
 
 def fresh_fingerprint(*args: str, **env: str) -> subprocess.CompletedProcess:
@@ -32,7 +31,7 @@ def fresh_fingerprint(*args: str, **env: str) -> subprocess.CompletedProcess:
     ours = {*numeric_env.PIN, numeric_env.VARIANT_ENV, numeric_env.WARNED_ENV, numeric_env.FOREIGN_KERNELS_ENV,
             kernel_fingerprint.EXPECTED_ENV}
     clean = {k: v for k, v in os.environ.items() if k not in ours}
-    return subprocess.run([sys.executable, str(FINGERPRINT), *args], env={**clean, **env},
+    return subprocess.run([sys.executable, "-m", "pagekit.kernel_fingerprint", *args], env={**clean, **env},
                           capture_output=True, text=True, timeout=120)
 
 
@@ -155,7 +154,7 @@ def test_the_skip_reason_names_the_fingerprint_where_it_differs():
 def test_make_figures_says_when_its_numbers_are_not_the_pages_own(monkeypatch, capsys):
     """Where the fingerprint differs, `make figures` says so before it runs
     anything, and every record it writes says the pin did not hold."""
-    import run_sections
+    from pagekit import run_sections
 
     if not numeric_env.can_honour_pin():
         pytest.skip(f"this machine cannot honour the pin at all ({numeric_env.machine_name()})")

@@ -10,7 +10,7 @@ from importlib import metadata
 
 import pytest
 
-import section_inputs
+from pagekit import inputs as section_inputs
 from conftest import REPO_ROOT
 
 REQUIREMENTS = REPO_ROOT / "requirements.txt"
@@ -35,6 +35,8 @@ def direct_requirements() -> dict[str, str]:
 def test_installed_set_equals_the_lock():
     """What the running environment holds is the lock, no more, no less."""
     installed = {section_inputs.normalise_name(d.metadata["Name"]): d.version for d in metadata.distributions()}
+    # This project itself, installed in place by `make venv` (pip install -e .), is not a locked dependency.
+    assert installed.pop("pagekit", None) is not None, "this project is not installed in .venv: run `make venv`"
     locked = {name: version for name, (version, _) in lock_entries().items()}
     extra = sorted(f"{n}=={v}" for n, v in installed.items() if locked.get(n) != v)
     missing = sorted(f"{n}=={v}" for n, v in locked.items() if installed.get(n) != v)

@@ -7,6 +7,7 @@ through fails this test."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -15,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-import check_page
-from conftest import GOLDEN_DIR, REPO_ROOT
-from golden_record import differences, pinned_part, sha256
-from page_registry import page_config
+from pagekit import check_page
+from conftest import REPO_ROOT
+from pagekit.paths import golden_dir
+from pagekit.golden import differences, pinned_part, sha256
+from pagekit.registry import page_config
 
 PACKAGE = "normalisation_and_stability"
 CONFIG = page_config(PACKAGE)
@@ -45,22 +47,27 @@ SCRIPT_MUTATIONS = {
 # two CPU-seconds of imports.)
 RUN_ALL = """
 import json, os, sys
+import importlib.util
 runs = json.loads(sys.argv[1])
-sys.path.insert(0, runs[0]["diagrams"])
-import section_kit
-section_kit.import_torch()
+from pagekit import cli, pools  # from the first copy (PYTHONPATH): every copy's pagekit is the repository's
+pools.import_torch()
 import matplotlib.pyplot
 for run in runs:
     pid = os.fork()
     if pid == 0:
         status = 1
         try:
-            sys.path.insert(0, run["diagrams"])  # before the first copy, which stays on the path
             for name in [m for m in sys.modules if m == {package!r} or m.startswith({package!r} + ".")]:
                 del sys.modules[name]
-            module = section_kit.section_module({package!r}, run["section"])
+            # The page package from this mutation's copy: its modules are found in its own folder.
+            folder = os.path.join(run["diagrams"], {package!r})
+            spec = importlib.util.spec_from_file_location({package!r}, os.path.join(folder, "__init__.py"),
+                                                          submodule_search_locations=[folder])
+            sys.modules[{package!r}] = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(sys.modules[{package!r}])
+            module = cli.section_module({package!r}, run["section"])
             assert module.__file__.startswith(run["diagrams"]), module.__file__
-            section = section_kit.run_section(module, out_dir=__import__("pathlib").Path(run["out"]),
+            section = cli.run_section(module, out_dir=__import__("pathlib").Path(run["out"]),
                                               raise_on_failed_claims=False)
             with open(run["record"], "w", encoding="utf-8") as f:
                 json.dump(section.record(), f)
@@ -96,14 +103,15 @@ def mutated(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
         runs.append({"diagrams": str(copy), "section": section, "out": str(root / "out"),
                      "record": str(root / "record.json")})
     done = subprocess.run([sys.executable, "-c", RUN_ALL.format(package=PACKAGE), json.dumps(runs)],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": runs[0]["diagrams"]})
     assert done.returncode == 0, done.stderr
     return {name: (json.loads(Path(run["record"]).read_text(encoding="utf-8")), Path(run["out"]))
             for name, run in zip(SCRIPT_MUTATIONS, runs, strict=True)}
 
 
 def golden(section: str) -> dict:
-    return json.loads((GOLDEN_DIR / CONFIG.PAGE / f"{section}.json").read_text(encoding="utf-8"))
+    return json.loads((golden_dir(CONFIG.PAGE) / f"{section}.json").read_text(encoding="utf-8"))
 
 
 def test_a_weakened_threshold_changes_the_claims_words(mutated):

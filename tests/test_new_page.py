@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-import new_page
+from pagekit import new_page
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ def _imports():
     not when pytest collects it: every xdist worker collects every module,
     and torch with its compiler costs a worker about two CPU-seconds."""
     global torch, mlp, smoothness_probe, BatchNorm
-    from section_kit import import_torch
+    from pagekit.section import import_torch
 
     torch = import_torch()
     from normalisation_layers import mlp

@@ -2,12 +2,7 @@
 its expected transform the identity, on every activation or shared per
 feature; and section 5's probe follows the optimiser's own velocity."""
 
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "diagrams"))
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -16,7 +11,7 @@ def _imports():
     not when pytest collects it: every xdist worker collects every module,
     and torch with its compiler costs a worker about two CPU-seconds."""
     global torch, mlp, noisy_norms, Probe, BatchNorm, LAYERS
-    from section_kit import import_torch
+    from pagekit.section import import_torch
 
     torch = import_torch()
     from normalisation_layers import mlp, noisy_norms

@@ -11,7 +11,7 @@ def _imports():
     not when pytest collects it: every xdist worker collects every module,
     and torch with its compiler costs a worker about two CPU-seconds."""
     global torch, BatchNorm, LayerNorm, RMSNorm
-    from section_kit import import_torch
+    from pagekit.section import import_torch
 
     torch = import_torch()
     from normalisation_layers.norms import BatchNorm, LayerNorm, RMSNorm

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from pagekit import pools
 
-import section_kit  # noqa: E402  (pins the numeric environment before torch)
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -28,7 +28,7 @@ def _imports():
     global torch, F, build_corpus, load_corpus, training_batches, validation_set, windows
     global learning_rate, train_language_model, warmup_steps, LayerNorm, RMSNorm
     global Attention, Block, SwiGLU, build_language_model, rotary
-    torch = section_kit.import_torch()
+    torch = pools.import_torch()
     F = torch.nn.functional
     from normalisation_layers import build_corpus
     from normalisation_layers.language_data import load_corpus, training_batches, validation_set, windows
@@ -204,12 +204,12 @@ def test_runs_in_forked_workers_equal_runs_in_process():
 
     config = norm_placement.REDUCED
     jobs = [(key, norm, place, lr, warmup, config, 0) for key, norm, place, lr, warmup in norm_placement.RUNS[3:5]]
-    with section_kit.process_pool(2) as pool:
+    with pools.process_pool(2) as pool:
         forked = pool.starmap(norm_placement.train_run, jobs, chunksize=1)
     for job, result in zip(jobs, forked, strict=True):
         alone = norm_placement.train_run(*job)
         assert result["validation"] == alone["validation"]
-    with section_kit.process_pool(1) as pool:
+    with pools.process_pool(1) as pool:
         forked = pool.apply(qk_norm.train_run, (0.1, True, 3, 0))
     alone = qk_norm.train_run(0.1, True, 3, 0)
     assert (forked["logits"] == alone["logits"]).all() and forked["validation"] == alone["validation"]

@@ -34,10 +34,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import notebooks
-import numeric_env
-from conftest import GOLDEN_DIR, REPO_ROOT
-from page_registry import page_config, page_packages
+from pagekit import notebooks
+from conftest import PIN_HOLDS, REPO_ROOT
+from pagekit.paths import golden_dir
+from pagekit.registry import page_config, page_packages
 
 PACKAGES = page_packages()
 RUN_CELL = re.compile(r"^(\w+) = experiment\('(\w+)', '(\w+)', SETTING\)$")
@@ -208,7 +208,7 @@ def test_notebook_runs_and_prints_the_pinned_numbers(executed, package):
     tables = printed_tables(notebook)
     assert list(tables) == [s for _, s in notebooks.sections_in_page_order(package)]
     for section, printed in tables.items():
-        golden = json.loads((GOLDEN_DIR / page / f"{section}.json").read_text(encoding="utf-8"))
+        golden = json.loads((golden_dir(page) / f"{section}.json").read_text(encoding="utf-8"))
         committed = json.loads((REPO_ROOT / "figures" / page / "numbers" / f"{section}.json")
                                .read_text(encoding="utf-8"))
         heavy = committed.get("heavy")
@@ -220,8 +220,8 @@ def test_notebook_runs_and_prints_the_pinned_numbers(executed, package):
         assert set(rows) == set(pinned), (
             f"{section}: the notebook printed {sorted(set(rows) ^ set(pinned))[:5]} unlike the golden record")
         assert printed["figures"] == len(golden["figures"]), f"{section}: not every figure was shown"
-        if not numeric_env.can_honour_pin():
-            continue  # other kernels: the last digits may differ (the golden tests say so too)
+        if not PIN_HOLDS:
+            continue  # other kernels (no pin, or make doctor's foreign fingerprint): last digits may differ
         wrong = {name: (rows[name][0], text) for name, text in pinned.items() if rows[name][0] != text}
         assert not wrong, f"{section} ({setting}): printed ≠ pinned for {wrong}"
 

@@ -1,6 +1,6 @@
 """Property tests of the number contract between the scripts and the checker.
 
-Every house format of ``section_kit.format_number`` must print a text that
+Every house format of ``numformat.format_number`` must print a text that
 ``check_page`` reads as exactly one number (``NUMBER``), whose value
 (``as_float``) is the formatted value to the printed precision, and that
 breaks no rule of the house style (``style_problem``). Hypothesis draws the
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from check_page import NUMBER, as_float, style_problem
-from section_kit import format_number
+from pagekit.check_page import NUMBER, as_float, style_problem
+from pagekit.section import format_number
 
 _FROM_SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 

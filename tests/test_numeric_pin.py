@@ -14,15 +14,15 @@ import sys
 
 import pytest
 
-import numeric_env
-import run_sections
-from check_page import PageError, check_page as run_check
+from pagekit import numeric_env
+from pagekit import run_sections
+from pagekit.check_page import PageError, check_page as run_check
 from conftest import REPO_ROOT, skip_bit_level
 from test_page_check import BODY, QUOTES, make_page
 
 DIAGRAMS = REPO_ROOT / "docs" / "diagrams"
 # In a fresh interpreter: apply the pin, load numpy, say what it runs.
-PROBE = ("import sys; sys.path.insert(0, {diagrams!r}); import numeric_env; numeric_env.apply(); "
+PROBE = ("from pagekit import numeric_env; numeric_env.apply(); "
          "import numpy, os; print(numeric_env.numpy_simd()); print(numeric_env.record()['honoured']); "
          "print(os.environ.get('NPY_ENABLE_CPU_FEATURES'))")
 
@@ -35,7 +35,7 @@ def probe(**env: str) -> list[str]:
     ours = {*numeric_env.PIN, *numeric_env.CLEARED, numeric_env.VARIANT_ENV, numeric_env.UNPINNED_ENV,
             numeric_env.WARNED_ENV}
     clean = {k: v for k, v in os.environ.items() if k not in ours}
-    done = subprocess.run([sys.executable, "-W", "error::ImportWarning", "-c", PROBE.format(diagrams=str(DIAGRAMS))],
+    done = subprocess.run([sys.executable, "-W", "error::ImportWarning", "-c", PROBE],
                           env={**clean, **env}, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()

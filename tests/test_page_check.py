@@ -10,10 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
-import check_page
-from check_page import PageError, check_page as run_check, numbers_in
-from conftest import REPO_ROOT
-from page_registry import page_config, page_packages
+from pagekit import check_page
+from pagekit.check_page import PageError, check_page as run_check, numbers_in
+from pagekit.registry import page_config, page_packages
 
 
 @pytest.mark.parametrize("package", page_packages())
@@ -162,16 +161,15 @@ def test_duplicate_section_is_an_error(tmp_path):
 
 def test_command_line_exit_codes(tmp_path):
     """Exit 1 for mismatches, 2 for bad input, with the message on the terminal."""
-    script = REPO_ROOT / "docs/diagrams/check_page.py"
     draft = tmp_path / "draft.md"
     draft.write_text("## 2. Layer normalisation and RMS normalisation\n\nA mean of 0.7734.\n")
-    done = subprocess.run([sys.executable, str(script), "normalisation_and_stability",
+    done = subprocess.run([sys.executable, "-m", "pagekit.check_page", "normalisation_and_stability",
                            "--section-draft", "2", str(draft)], capture_output=True, text=True)
     assert done.returncode == 1
     assert "draft.md:3: 0.7734 in section 2" in done.stdout
     assert "nearest printed: norm_worked_vector.ln_mean = 0.7733" in done.stdout
     draft.write_text("## 2. Layer normalisation\n\n```\nunclosed\n")
-    done = subprocess.run([sys.executable, str(script), "normalisation_and_stability",
+    done = subprocess.run([sys.executable, "-m", "pagekit.check_page", "normalisation_and_stability",
                            "--section-draft", "2", str(draft)], capture_output=True, text=True)
     assert done.returncode == 2
     assert "never closed" in done.stderr
@@ -299,6 +297,6 @@ def test_fix_keeps_line_endings_and_writes_only_when_needed(tmp_path):
     (["normalisation-and-stability", "--section-draft", "x", "y"], 2, "must be a section number"),
 ])
 def test_command_line_bad_input(args, code, message):
-    done = subprocess.run([sys.executable, str(REPO_ROOT / "docs/diagrams/check_page.py"), *args],
+    done = subprocess.run([sys.executable, "-m", "pagekit.check_page", *args],
                           capture_output=True, text=True)
     assert done.returncode == code and message in done.stderr, done.stderr

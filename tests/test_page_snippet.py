@@ -18,14 +18,15 @@ import json
 import re
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
 
-import numeric_env
-from check_page import numbers_in, parse_page
+from pagekit import numeric_env
+from pagekit.check_page import numbers_in, parse_page
 from conftest import REPO_ROOT, skip_bit_level
-from page_registry import page_config
+from pagekit.registry import page_config
 
 PYTHON_SECTION = 8
 TIME_LIMIT = 120  # seconds; the block takes a few seconds
@@ -39,7 +40,11 @@ def minimal_env(home: Path) -> dict[str, str]:
     pin = numeric_env.settings(numeric_env.PINNED)
     if not numeric_env.can_honour_pin():
         pin = {k: v for k, v in pin.items() if k not in numeric_env.NEEDS_AVX2}
-    return {"PATH": MINIMAL_PATH, "HOME": str(home), "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", **pin}
+    # -S and the installed packages' folder as a plain path entry: the block
+    # sees numpy and torch, but not this project, which the venv installs in
+    # place through a .pth file (only the site module reads those).
+    return {"PATH": MINIMAL_PATH, "HOME": str(home), "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
+            "PYTHONPATH": sysconfig.get_paths()["purelib"], **pin}
 
 
 def run_guarded(code: str, workdir: Path, timeout: float = TIME_LIMIT) -> subprocess.CompletedProcess:
@@ -48,7 +53,7 @@ def run_guarded(code: str, workdir: Path, timeout: float = TIME_LIMIT) -> subpro
     script = workdir / "snippet.py"
     script.write_text(code, encoding="utf-8")
     try:
-        return subprocess.run([sys.executable, script.name], cwd=workdir, env=minimal_env(workdir),
+        return subprocess.run([sys.executable, "-S", script.name], cwd=workdir, env=minimal_env(workdir),
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         pytest.fail(f"the page's code block did not finish within the {timeout:g} s time limit "
@@ -117,11 +122,11 @@ def test_logged_lines_equal_the_comments(snippet, snippet_output):
 
 
 PROBE = """\
-import json, os, sys
+import importlib.util, json, os
 result = {"secret": os.environ.get("SNIPPET_PROBE_SECRET"), "env": sorted(os.environ),
           "cwd": os.getcwd(), "home": os.environ.get("HOME"),
           "sees_repo": os.path.exists(os.path.join("docs", "normalisation-and-stability.md")),
-          "repo_on_path": any(os.path.exists(os.path.join(p, "section_kit.py")) for p in sys.path if p)}
+          "repo_on_path": importlib.util.find_spec("pagekit") is not None}
 with open("probe-written.txt", "w") as out:  # a relative write: where does it land?
     out.write("written by the probe")
 result["written"] = os.path.abspath("probe-written.txt")
@@ -153,9 +158,9 @@ def test_the_block_has_a_time_limit(tmp_path):
 
 
 def test_autocast_facts_the_prose_states():
-    import section_kit
+    from pagekit import pools
 
-    torch = section_kit.import_torch()
+    torch = pools.import_torch()
     linear = torch.nn.Linear(4, 4)
     x = torch.ones(2, 4)
     with torch.autocast("cpu", dtype=torch.bfloat16):

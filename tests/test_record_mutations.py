@@ -17,6 +17,7 @@ tests/test_mutations.py.)"""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -24,10 +25,11 @@ from pathlib import Path
 
 import pytest
 
-import check_page
-from conftest import GOLDEN_DIR, REPO_ROOT
-from golden_record import claim_differences, pinned_claim
-from page_registry import page_config
+from pagekit import check_page
+from conftest import REPO_ROOT
+from pagekit.paths import golden_dir
+from pagekit.golden import claim_differences, pinned_claim
+from pagekit.registry import page_config
 from test_claim_conditions import weak_claims
 from test_committed_records import across_seeds_mismatches, figure_strays, record_mismatches
 
@@ -35,11 +37,10 @@ pytestmark = pytest.mark.slow
 PAGE_1, PAGE_2 = "normalisation_and_stability", "normalisation_layers"
 
 RUN = """
-import json, sys
-sys.path.insert(0, {diagrams!r})
-import section_kit
-module = section_kit.section_module({package!r}, {section!r})
-section = section_kit.run_section(module, out_dir=__import__("pathlib").Path({out!r}), figures=False,
+import json
+from pagekit import cli
+module = cli.section_module({package!r}, {section!r})
+section = cli.run_section(module, out_dir=__import__("pathlib").Path({out!r}), figures=False,
                                   write=False, raise_on_failed_claims=False)
 print(json.dumps(section.record()))
 """
@@ -63,14 +64,16 @@ def mutate_script(tmp_path: Path, package: str, section: str, edits: list[tuple[
 def rerun(script: Path, tmp_path: Path) -> dict:
     """The numbers record of a mutated script's run (figures not drawn)."""
     package, section = script.parent.name, script.stem
-    code = RUN.format(diagrams=str(script.parent.parent), package=package, section=section, out=str(tmp_path / "out"))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    code = RUN.format(package=package, section=section, out=str(tmp_path / "out"))
+    # The copy's packages (its pagekit and page package) come first on the path.
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(script.parent.parent)})
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def golden(package: str, section: str) -> dict:
-    return json.loads((GOLDEN_DIR / page_config(package).PAGE / f"{section}.json").read_text(encoding="utf-8"))
+    return json.loads((golden_dir(page_config(package).PAGE) / f"{section}.json").read_text(encoding="utf-8"))
 
 
 def committed(package: str, section: str) -> dict:
@@ -200,7 +203,7 @@ def test_an_svgs_drawn_number_edited_is_caught(package, section, figure, old, ne
 # --- a cell of the across-seeds table edited ----------------------------------
 
 def test_an_across_seeds_seed_zero_cell_edited_is_caught():
-    from section_kit import section_module
+    from pagekit.section import section_module
 
     rows = section_module(PAGE_2, "across_seeds").ROWS
     table = committed(PAGE_2, "across_seeds")

@@ -12,12 +12,12 @@ import sys
 
 import pytest
 
-import numeric_env
+from pagekit import numeric_env
 from conftest import REPO_ROOT, skip_bit_level
-from page_registry import page_config, page_packages
-import robustness_report
-from robustness_report import HASH_LINE, data_path, experiment_sections, report_path
-from run_sections import current_hash
+from pagekit.registry import page_config, page_packages
+from pagekit import robustness_report
+from pagekit.robustness_report import HASH_LINE, data_path, experiment_sections, report_path
+from pagekit.run_sections import current_hash
 
 HASH = re.compile(HASH_LINE.format(section=r"(?P<section>\w+)", hash=r"(?P<hash>[0-9a-f]+|None)"))
 
@@ -53,10 +53,9 @@ def sensitive_quotes(package: str, section: str) -> set[str]:
 
 RUN_UNDER_VARIANT = """
 import json, sys
-sys.path.insert(0, {diagrams!r})
-import section_kit
-module = section_kit.section_module({package!r}, {section!r})
-section = section_kit.run_section(module, figures=False, write=False)
+from pagekit import cli
+module = cli.section_module({package!r}, {section!r})
+section = cli.run_section(module, figures=False, write=False)
 print(json.dumps(section.record()))
 """
 
@@ -68,7 +67,7 @@ def test_chaotic_section_under_another_variant_keeps_claims_and_rounded_texts():
     # lists them as rounding-sensitive) and the rest must not, so both sides
     # of the promise are checked; a second of CPU.
     package, section, variant = "normalisation_and_stability", "unit_mismatch", "openblas-sandybridge"
-    code = RUN_UNDER_VARIANT.format(diagrams=str(REPO_ROOT / "docs" / "diagrams"), package=package,
+    code = RUN_UNDER_VARIANT.format(package=package,
                                     section=section)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                           env={**os.environ, numeric_env.VARIANT_ENV: variant})
@@ -225,10 +224,9 @@ def test_a_finished_run_is_kept_for_its_inputs_only(tmp_path, monkeypatch):
 
 RUN_WITHOUT_TORCH = """
 import json, sys
-sys.path.insert(0, {diagrams!r})
-import section_kit
+from pagekit import cli
 for package, name in {sections!r}:
-    section_kit.run_section(section_kit.section_module(package, name), figures=False, write=False)
+    cli.run_section(cli.section_module(package, name), figures=False, write=False)
 print(json.dumps(sorted(m for m in sys.modules if m == "torch" or m.startswith("torch."))))
 """
 
@@ -240,7 +238,7 @@ def test_sections_skipped_under_the_torch_variants_never_import_torch():
     sections = [(s.package, s.name) for s in experiment_sections(page_packages())
                 if robustness_report.skip_reason(s, "torch-default") is robustness_report.NO_TORCH]
     assert sections, "no section is skipped under the torch variants: this test checks nothing"
-    code = RUN_WITHOUT_TORCH.format(diagrams=str(REPO_ROOT / "docs" / "diagrams"), sections=sections)
+    code = RUN_WITHOUT_TORCH.format(sections=sections)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     imported = json.loads(done.stdout.strip().splitlines()[-1])

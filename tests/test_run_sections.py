@@ -9,11 +9,10 @@ import sys
 
 import pytest
 
-import run_sections
-import section_inputs
-from conftest import REPO_ROOT
-from page_registry import PageNameError, page_config
-from run_sections import NEEDS_NOTHING, NEEDS_OPTIMISER, NEEDS_TORCH, SectionScript
+from pagekit import run_sections
+from pagekit import inputs as section_inputs
+from pagekit.registry import PageNameError, page_config
+from pagekit.run_sections import NEEDS_NOTHING, NEEDS_OPTIMISER, NEEDS_TORCH, SectionScript
 
 
 def scripts() -> dict[str, SectionScript]:
@@ -39,7 +38,7 @@ def test_inputs_follow_imports_and_the_shared_machinery():
     inputs = section_inputs.section_inputs("normalisation_and_stability", "batch_dependence")
     names = {p.name for p in inputs}
     # batch_dependence imports section 2's grid: a change there makes it stale.
-    assert {"batch_dependence.py", "norm_worked_vector.py", "section_kit.py", "numeric_env.py",
+    assert {"batch_dependence.py", "norm_worked_vector.py", "record.py", "numeric_env.py",
             "__init__.py"} <= names
     assert "unit_mismatch.py" not in names
 
@@ -67,7 +66,7 @@ def test_the_numeric_environment_is_part_of_the_hash():
 def test_unknown_page_names_are_refused_without_importing_them():
     with pytest.raises(PageNameError, match="no page package named 'os'"):
         page_config("os")
-    done = subprocess.run([sys.executable, str(REPO_ROOT / "docs/diagrams/run_sections.py"), "--page", "os"],
+    done = subprocess.run([sys.executable, "-m", "pagekit.run_sections", "--page", "os"],
                           capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.startswith("error: no page named 'os'")
 

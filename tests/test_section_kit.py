@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import math
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from conftest import PIN_HOLDS
-from section_kit import ClaimsFailed, QuoteError, Section, run_section
+from pagekit.section import ClaimsFailed, QuoteError, Section, run_section
 
 
 def make(tmp_path, **kw) -> Section:
@@ -135,7 +134,7 @@ def test_page_run_claim_must_hold_at_offset_zero_only(tmp_path):
 
 
 def test_interrupted_write_keeps_the_old_file(tmp_path):
-    from section_kit import atomic_write
+    from pagekit.section import atomic_write
 
     path = tmp_path / "numbers.json"
     path.write_text("old")
@@ -165,7 +164,7 @@ def test_failed_claim_names_run_and_measured_values(tmp_path):
 
 
 def test_nice_limits_round_outward_to_two_digits():
-    from section_kit import nice_limits
+    from pagekit.section import nice_limits
 
     assert nice_limits([0.0123456, 0.987654]) == (-0.04, 1.04)
     low, high = nice_limits([1.234e-7, 0.5], log=True)
@@ -177,9 +176,8 @@ def test_matplotlibrc_in_the_working_directory_changes_nothing(tmp_path):
     import sys
 
     (tmp_path / "matplotlibrc").write_text("lines.linewidth: 9\nfont.size: 30\n")
-    code = ("import sys; sys.path.insert(0, %r); import section_kit, matplotlib; "
-            "print(matplotlib.rcParams['lines.linewidth'], matplotlib.rcParams['font.size'])"
-            % str(Path(__file__).resolve().parents[1] / "docs" / "diagrams"))
+    code = ("import pagekit.section, matplotlib; "
+            "print(matplotlib.rcParams['lines.linewidth'], matplotlib.rcParams['font.size'])")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin", "MATPLOTLIBRC": str(tmp_path / "matplotlibrc")})
     assert done.stdout.split() == ["1.8", "11.0"], done.stderr
@@ -188,30 +186,16 @@ def test_matplotlibrc_in_the_working_directory_changes_nothing(tmp_path):
 def test_measurements_are_kept_for_the_same_inputs(tmp_path, monkeypatch):
     """`make -B figures` reruns a timing section without changing a byte: the
     committed measurements of the same inputs are reused unless REMEASURE."""
-    import section_kit
+    from pagekit import cli
 
     s = Section(page="demo", name="timing", inputs_hash="abc")
     monkeypatch.setattr(Section, "numbers_path", property(lambda self: tmp_path / "timing.json"))
     (tmp_path / "timing.json").write_text(json.dumps({"inputs_hash": "abc", "measured_on": {"cpu": "X"},
         "quotes": {"ms": {"value": 1.5, "text": "1.5", "measured": True}}}))
-    section_kit.keep_measurements(s)
+    cli.keep_measurements(s)
     assert s.quote("ms", 9.9, ".1f", measured=True) == "1.5"
     monkeypatch.setenv("REMEASURE", "1")
     fresh = Section(page="demo", name="timing", inputs_hash="abc")
-    section_kit.keep_measurements(fresh)
+    cli.keep_measurements(fresh)
     assert fresh.quote("ms", 9.9, ".1f", measured=True) == "9.9"
 
-
-def test_page_registry_edits_leave_sections_current_but_code_does_not(tmp_path, monkeypatch):
-    """The registry in a page's __init__ (which script serves which section,
-    the checker's patterns) decides no number; any other code there does."""
-    import section_inputs
-
-    init = tmp_path / "__init__.py"
-    init.write_text('"""Doc."""\nPAGE = "p"\nSECTION_SCRIPTS = {1: ("a",)}\n', encoding="utf-8")
-    before = section_inputs._init_content(init)
-    init.write_text('"""Other doc."""\n# a comment\nPAGE = "p"\nSECTION_SCRIPTS = {1: ("a",), 2: ("b",)}\n'
-                    'STRUCTURAL = (r"x",)\n', encoding="utf-8")
-    assert section_inputs._init_content(init) == before
-    init.write_text('"""Doc."""\nPAGE = "p"\nSECTION_SCRIPTS = {1: ("a",)}\nSCALE = 2.0\n', encoding="utf-8")
-    assert section_inputs._init_content(init) != before

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-import check_page
-import wording
+from pagekit import check_page
+from pagekit import wording
 
 Q = {"value": 0.0, "rel_tol": 1e-9, "abs_tol": 0.0}
 QUOTES = {

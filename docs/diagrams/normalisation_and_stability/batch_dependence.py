@@ -12,13 +12,9 @@ brighter batch at prediction time. Draws four figures.
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make the shared module importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import section_kit  # noqa: F401,E402  (pins the numeric environment before numpy loads)
+import pagekit.section  # noqa: F401  (first: it pins the numeric environment before numpy loads)
 import numpy as np  # noqa: E402
 from matplotlib.patches import Rectangle
 
@@ -28,7 +24,7 @@ from normalisation_and_stability.norm_worked_vector import (
     GRID_SPREAD,
     batch_grid,
 )
-from section_kit import PALETTE, draw_cell_rows, log_axis, main, new_cell_figure, new_figure, nice_limits
+from pagekit.section import PALETTE, draw_cell_rows, log_axis, main, new_cell_figure, new_figure, nice_limits
 
 EPS = 1e-5
 FEATURE = 0  # feature a; our example is example A, feature a of batch A

@@ -15,18 +15,14 @@ clip threshold against the usual gradient norm. Draws four figures.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make the shared module importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import section_kit  # noqa: F401,E402  (pins the numeric environment before numpy loads)
+import pagekit.section  # noqa: F401  (first: it pins the numeric environment before numpy loads)
 import numpy as np  # noqa: E402
 
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from section_kit import PALETTE, format_number, import_torch, log_axis, main, new_figure, nice_limits  # noqa: E402
+from pagekit.section import PALETTE, format_number, import_torch, log_axis, main, new_figure, nice_limits  # noqa: E402
 
 # Step numbers on an axis in the house style: 1,400, not 1400.
 STEP_TICKS = FuncFormatter(lambda v, _: format_number(v, ",.0f"))

@@ -18,19 +18,15 @@ from __future__ import annotations
 
 import inspect
 import math
-import sys
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make the shared module importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import section_kit  # noqa: F401,E402  (pins the numeric environment before numpy loads)
+import pagekit.section  # noqa: F401  (first: it pins the numeric environment before numpy loads)
 import numpy as np  # noqa: E402
 from matplotlib.patches import Patch
 
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from section_kit import (PALETTE, draw_cell_rows, format_number, import_torch, log_axis, main,  # noqa: E402
+from pagekit.section import (PALETTE, draw_cell_rows, format_number, import_torch, log_axis, main,  # noqa: E402
                          new_cell_figure, new_figure, nice_limits)
 
 # The three formats, in the order the page lists them: (quote prefix, name,

@@ -11,16 +11,12 @@ down a column. Draws four figures.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make the shared module importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import section_kit  # noqa: F401,E402  (pins the numeric environment before numpy loads)
+import pagekit.section  # noqa: F401  (first: it pins the numeric environment before numpy loads)
 import numpy as np  # noqa: E402
 
-from section_kit import PALETTE, draw_cell_rows, import_torch, main, new_cell_figure
+from pagekit.section import PALETTE, draw_cell_rows, import_torch, main, new_cell_figure
 
 X = np.array([1.03, -0.59, 1.13, 1.83, 0.88, 0.36])
 EPS = 1e-5

@@ -22,16 +22,12 @@ kernels; the numbers do not depend on it). Draws four figures.
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make the shared module importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import section_kit  # noqa: F401,E402  (pins the numeric environment before numpy loads)
+import pagekit.section  # noqa: F401  (first: it pins the numeric environment before numpy loads)
 import numpy as np  # noqa: E402
 
-from section_kit import (
+from pagekit.section import (
     PALETTE, draw_cell_rows, import_torch, log_axis, main, new_figure, nice_limits, process_pool,
     scientific,
 )

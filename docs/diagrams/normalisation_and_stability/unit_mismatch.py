@@ -22,17 +22,13 @@ learning rate and Adam's excess against step.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make the shared module importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import section_kit  # noqa: F401  (pins the numeric environment before numpy loads)
+import pagekit.section  # noqa: F401  (first: it pins the numeric environment before numpy loads)
 import numpy as np  # noqa: E402
 
-from section_kit import PALETTE, log_axis, main, new_figure, nice_limits  # noqa: E402
+from pagekit.section import PALETTE, log_axis, main, new_figure, nice_limits  # noqa: E402
 
 SEED = 31
 N_EXAMPLES = 200

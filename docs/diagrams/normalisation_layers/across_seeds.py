@@ -15,13 +15,10 @@ from __future__ import annotations
 
 import json
 import statistics
-import sys
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make the shared module importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from section_kit import main  # noqa: E402  (first: pins the numeric environment)
+from pagekit.section import main  # noqa: E402  (first: pins the numeric environment)
 
 INPUTS = ("../../../figures/normalisation-layers/robustness.json",
           "../../../figures/normalisation-layers/thread-check.json")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from normalisation_layers.build_corpus import read_committed
-from section_kit import import_torch
+from pagekit.section import import_torch
 
 if TYPE_CHECKING:  # the annotations name torch; the module imports it lazily
     import torch

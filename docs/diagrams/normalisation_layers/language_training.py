@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from section_kit import import_torch
+from pagekit.section import import_torch
 
 from normalisation_layers.language_data import training_batches
 

@@ -8,13 +8,9 @@ hand-written layers are also checked against torch's modules.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make the shared module importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from section_kit import (  # first: it pins the numeric environment before numpy and torch load
+from pagekit.section import (  # first: it pins the numeric environment before numpy and torch load
     PALETTE, import_torch, main, new_figure, nice_limits)
 
 import numpy as np  # noqa: E402

@@ -10,13 +10,9 @@ from the papers the page's reading list gives.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make the shared module importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from section_kit import PALETTE, main, new_figure  # noqa: E402
+from pagekit.section import PALETTE, main, new_figure  # noqa: E402
 
 # (quote name, year of the cited paper, step, what it normalises or where, row of the figure:
 #  above 0 or below, 2.4 = higher, clear of its neighbour's label)

@@ -10,13 +10,9 @@ probed losses. The two networks train in two forked workers.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make the shared module importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from section_kit import (  # first: it pins the numeric environment before numpy and torch load
+from pagekit.section import (  # first: it pins the numeric environment before numpy and torch load
     PALETTE, log_axis, main, new_figure, process_pool)
 
 import numpy as np  # noqa: E402

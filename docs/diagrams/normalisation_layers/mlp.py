@@ -184,7 +184,7 @@ def sweep(section, networks, rates, steps, extra_jobs=()):
     extra jobs' results in order. The runs share nothing, so the split does
     not change a bit. Call it before this process runs any torch operation:
     a process forked after torch has started threads can hang."""
-    from section_kit import process_pool
+    from pagekit.section import process_pool
 
     jobs = [(n, r, steps, section.seed_offset) for n in reversed(networks) for r in rates]
     start = time.perf_counter()

@@ -8,13 +8,9 @@ each count checked against its closed form.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make the shared module importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from section_kit import main  # noqa: E402  (first: pins the numeric environment)
+from pagekit.section import main  # noqa: E402  (first: pins the numeric environment)
 
 from normalisation_layers import language_data, mlp, norm_placement, qk_norm, transformer  # noqa: E402
 from normalisation_layers.norms import BatchNorm, LayerNorm, RMSNorm  # noqa: E402

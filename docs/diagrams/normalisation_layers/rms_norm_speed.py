@@ -15,16 +15,12 @@ pinned, and only their claims (with wide margins) are tested.
 from __future__ import annotations
 
 import statistics
-import sys
 import time
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make the shared module importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from section_kit import import_torch, main  # noqa: E402  (first: pins the numeric environment)
+from pagekit.section import import_torch, main  # noqa: E402  (first: pins the numeric environment)
 
-import numeric_env  # noqa: E402
+from pagekit import numeric_env  # noqa: E402
 
 from normalisation_layers.norms import LayerNorm, RMSNorm  # noqa: E402
 

@@ -56,18 +56,17 @@ import sys
 import time
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make the shared module importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from section_kit import atomic_write, import_torch  # noqa: E402  (first: it pins the numeric environment)
+from pagekit.section import atomic_write, import_torch  # noqa: E402  (first: it pins the numeric environment)
 
 import numpy as np  # noqa: E402
 
-import numeric_env  # noqa: E402
+from pagekit import numeric_env  # noqa: E402
 from normalisation_layers import (  # noqa: E402
     PAGE, batch_norm_learning_rate, covariate_shift, loss_smoothness, mlp, norm_placement, qk_norm)
 from normalisation_layers.language_data import load_corpus  # noqa: E402
-from run_sections import FIGURES_DIR, SectionScript, current_hash  # noqa: E402
+from pagekit.inputs import code_content  # noqa: E402
+from pagekit.run_sections import FIGURES_DIR, SectionScript, current_hash  # noqa: E402
 
 RECORD = FIGURES_DIR / PAGE / "thread-check.json"
 CHECKED_SECTIONS = ("batch_norm_learning_rate", "covariate_shift", "loss_smoothness", "norm_placement", "qk_norm")
@@ -238,7 +237,7 @@ def inputs() -> dict[str, str | None]:
     pin) and this script's."""
     hashes = {name: current_hash(SectionScript(__package__ or "normalisation_layers", name))
               for name in CHECKED_SECTIONS}
-    hashes["thread_check"] = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    hashes["thread_check"] = hashlib.sha256(code_content(Path(__file__))).hexdigest()  # its code, not its comments
     return hashes
 
 

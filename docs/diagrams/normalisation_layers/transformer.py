@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from section_kit import import_torch
+from pagekit.section import import_torch
 
 torch = import_torch()
 from torch import nn  # noqa: E402

@@ -64,16 +64,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import job_slots
-from run_sections import (
+from pagekit import job_slots
+from pagekit.run_sections import (
     BUILD_DIR, FIGURES_DIR, REPO_ROOT, SectionScript, all_sections, current_hash, die_with_parent, needs, prepare,
     resolve_pages,
 )
-from run_sections import TIMES_FILE as FIGURES_TIMES
-from run_sections import _work as run_section_job
-import numeric_env
-import section_inputs
-from page_registry import PageNameError, page_config, rel_path
+from pagekit.run_sections import TIMES_FILE as FIGURES_TIMES
+from pagekit.run_sections import _work as run_section_job
+from pagekit import numeric_env
+from pagekit import inputs as section_inputs
+from pagekit.registry import PageNameError, page_config, rel_path
 
 SKIPPED = "n/a"  # a cell for a run that cannot change the section (see skip_reason)
 OFFSETS = (0, 1, 2)
@@ -342,7 +342,7 @@ def keep_result(script: SectionScript, run: tuple[str, int], result: dict, input
     not an error."""
     if not result.get("ok"):
         return
-    from section_kit import write_json_atomically
+    from pagekit.section import write_json_atomically
 
     try:
         CACHE_DIR.mkdir(parents=True, exist_ok=True)
@@ -408,7 +408,7 @@ def read_json_dict(path: Path) -> dict:
 
 def write_cache_file(path: Path, data) -> None:
     """A cache or record under build/: a failed write is not an error."""
-    from section_kit import write_json_atomically
+    from pagekit.section import write_json_atomically
 
     try:
         write_json_atomically(path, data)
@@ -556,7 +556,7 @@ def serve(names: list[str]) -> int:
     report each as it ends with its CPU time (JSON lines on stdout)."""
     import selectors
 
-    import section_kit
+    from pagekit import cli
 
     die_with_parent()
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")  # the messages; a section's own prints go to the log
@@ -565,7 +565,7 @@ def serve(names: list[str]) -> int:
     scripts = [SectionScript(*name.split(".", 1)) for name in names]
     for script in scripts:
         try:
-            section_kit.section_module(script.package, script.name)
+            cli.section_module(script.package, script.name)
         except Exception:  # noqa: BLE001  (its run reports the error)
             pass
     prepare(max(needs(s) for s in scripts))
@@ -610,7 +610,7 @@ def run_one(job: tuple, variant: str, result_path: Path) -> None:
     cache, and leave the result where the parent reads it."""
     import signal
 
-    from section_kit import terminate_with_parent, write_json_atomically
+    from pagekit.section import terminate_with_parent, write_json_atomically
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the report
@@ -873,7 +873,7 @@ def main(argv: list[str] | None = None) -> int:
               "the others", file=sys.stderr)
         return 130
     failures = []
-    from section_kit import write_json_atomically, write_text_atomically
+    from pagekit.section import write_json_atomically, write_text_atomically
 
     for package, (text, failed, data) in reports.items():
         page = page_config(package).PAGE

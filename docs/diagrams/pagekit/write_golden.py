@@ -18,15 +18,12 @@ import json
 import sys
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT / "docs" / "diagrams"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import check_page  # noqa: E402
-from check_page import GOLDEN_DIR, PageError  # noqa: E402
-from golden_record import binding_differences, differences, pinned_part, sha256  # noqa: E402
-from page_registry import page_config  # noqa: E402
-from run_sections import all_sections, current_hash, run_many  # noqa: E402
+from pagekit import check_page
+from pagekit.check_page import PageError
+from pagekit.paths import REPO_ROOT, golden_dir
+from pagekit.golden import binding_differences, differences, pinned_part, sha256
+from pagekit.registry import page_config
+from pagekit.run_sections import all_sections, current_hash, run_many
 
 
 def load(path: Path) -> dict:
@@ -46,9 +43,9 @@ def show(path: Path, changes: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from page_registry import PageNameError
-    from run_sections import resolve_pages
-    from section_kit import write_json_atomically
+    from pagekit.registry import PageNameError
+    from pagekit.run_sections import resolve_pages
+    from pagekit.section import write_json_atomically
 
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("--page", action="append", default=[], help="only this page (slug or package)")
@@ -84,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     changed_total, files, status = 0, 0, 0
     for script in scripts:
         record = records[script]
-        golden_path = GOLDEN_DIR / script.page / f"{script.name}.json"
+        golden_path = golden_dir(script.page) / f"{script.name}.json"
         new = pinned_part(record)
         new["figures"] = {name: sha256(script.numbers_path.parent.parent / name) for name in record["figures"]}
         if script in reduced:
@@ -109,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         except PageError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
-        path = GOLDEN_DIR / config.PAGE / "page.json"
+        path = golden_dir(config.PAGE) / "page.json"
         unbound = [e for e in binding["numbers"] if not e["quotes"]]
         if unbound:  # pinning them would make a stale number look intended
             print(f"error: {path.relative_to(REPO_ROOT)} not re-pinned: {len(unbound)} prose number(s) of "

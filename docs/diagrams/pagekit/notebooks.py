@@ -44,15 +44,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from page_registry import DIAGRAMS_DIR, REPO_ROOT, package_for_page, page_config, page_packages, rel_path
-import section_inputs
+from pagekit import inputs as section_inputs
+from pagekit.paths import DIAGRAMS_DIR, FIGURES_DIR, PACKAGE_DIR, REPO_ROOT, golden_dir
+from pagekit.registry import package_for_page, page_config, page_packages, rel_path
 
-FIGURES_DIR = REPO_ROOT / "figures"
-GOLDEN_DIR = REPO_ROOT / "tests" / "golden"
 # The machinery every experiment runs through, in the order the notebook
 # writes it; notebook_kit is the notebook's own runner.
-MACHINERY = ("numeric_env.py", "openblas_matmul.py", "page_registry.py", "section_inputs.py", "figure_bounds.py",
-             "job_slots.py", "section_kit.py", "notebook_kit.py")
+MACHINERY = ("__init__.py", "paths.py", "numeric_env.py", "openblas_matmul.py", "registry.py", "inputs.py",
+             "figure_bounds.py", "job_slots.py", "atomic.py", "numformat.py", "style.py", "pools.py", "record.py",
+             "cli.py", "section.py", "notebook_kit.py")
 SETTING_LINE = 'SETTING = "quick"'
 EXECUTE_TIMEOUT = 3600  # seconds per cell: the page setting of the second page trains for minutes
 
@@ -119,8 +119,8 @@ def modules_needed(package: str, script: str) -> list[str]:
     def visit(name: str, path: tuple[str, ...]) -> None:
         if name in order or name in path:
             return
-        tree = section_inputs._parse(package_dir / f"{name}.py")
-        for dependency in sorted(section_inputs._local_imports(tree, package, package_dir)):
+        tree = section_inputs.parse(package_dir / f"{name}.py")
+        for dependency in sorted(section_inputs.local_imports(tree, package, package_dir)):
             visit(dependency, path + (name,))
         order.append(name)
 
@@ -131,7 +131,7 @@ def modules_needed(package: str, script: str) -> list[str]:
 def declared_data(package: str, module: str) -> list[Path]:
     """The data files a module declares in INPUTS (see section_inputs)."""
     path = DIAGRAMS_DIR / package / f"{module}.py"
-    return [(path.parent / p).resolve() for p in section_inputs._declared_inputs(section_inputs._parse(path))]
+    return [(path.parent / p).resolve() for p in section_inputs.declared_inputs(section_inputs.parse(path))]
 
 
 def reference_numbers(package: str) -> dict:
@@ -141,7 +141,7 @@ def reference_numbers(package: str) -> dict:
     reference = {}
     for _, script in sections_in_page_order(package):
         numbers = json.loads((FIGURES_DIR / page / "numbers" / f"{script}.json").read_text(encoding="utf-8"))
-        golden = json.loads((GOLDEN_DIR / page / f"{script}.json").read_text(encoding="utf-8"))
+        golden = json.loads((golden_dir(page) / f"{script}.json").read_text(encoding="utf-8"))
         reference[script] = {
             "page_slug": page,
             "heavy": bool(numbers.get("heavy")),
@@ -166,14 +166,14 @@ def notebook_inputs(package: str) -> list[Path]:
     """Every file the notebook is built from."""
     files = {Path(__file__).resolve(), REPO_ROOT / page_config(package).PAGE_FILE,
              DIAGRAMS_DIR / package / "__init__.py"}
-    files.update(DIAGRAMS_DIR / m for m in MACHINERY)
+    files.update(PACKAGE_DIR / m for m in MACHINERY)
     page = page_config(package).PAGE
     for _, script in sections_in_page_order(package):
         for module in modules_needed(package, script):
             files.add(DIAGRAMS_DIR / package / f"{module}.py")
             files.update(declared_data(package, module))
         files.add(FIGURES_DIR / page / "numbers" / f"{script}.json")
-        files.add(GOLDEN_DIR / page / f"{script}.json")
+        files.add(golden_dir(page) / f"{script}.json")
     if timings_path(package).exists():
         files.add(timings_path(package))
     return sorted(files)
@@ -205,7 +205,7 @@ def markdown_docstring(text: str) -> str:
 
 
 def module_docstring(path: Path) -> str:
-    return markdown_docstring(ast.get_docstring(section_inputs._parse(path)) or "")
+    return markdown_docstring(ast.get_docstring(section_inputs.parse(path)) or "")
 
 
 def format_time(entry: dict | None, against: str = "the page's") -> str:
@@ -351,18 +351,18 @@ After editing a machinery cell, restart the kernel and run all."""))
         "## The shared machinery\n\n"
         "Every experiment runs through these modules, as `make figures` runs them: `numeric_env` pins the "
         "numeric environment (which kernels numpy and torch use, one thread) before numpy or torch loads; "
-        "`section_kit` registers the numbers and claims and saves the figures; `notebook_kit` runs one "
+        "`record` registers the numbers and claims, `style` draws and saves the figures; `notebook_kit` runs one "
         "experiment in this notebook and compares its numbers with the page's. Skip to the first "
         "experiment to see what a page section computes."))
     for name in MACHINERY:
-        path = DIAGRAMS_DIR / name
+        path = PACKAGE_DIR / name
         cells.append(new_markdown_cell(f"`{rel_path(path)}`: " + first_paragraph(module_docstring(path))))
         cells.append(writefile_cell(code_dir, path))
         if name == "numeric_env.py":
             cells.append(new_code_cell(
-                "import numeric_env\n\n"
-                "# Before numpy or torch loads (section_kit applies it again on import, to the same effect).\n"
-                "NUMERIC_VARIANT = numeric_env.apply()\n"
+                "from pagekit import numeric_env\n\n"
+                "# Before numpy or torch loads (once per process: the modules that load them ask for it again).\n"
+                "NUMERIC_VARIANT = numeric_env.applied_variant()\n"
                 'print("numeric environment:", NUMERIC_VARIANT, "(pinned)" if numeric_env.can_honour_pin() '
                 'else "(this machine cannot run the pinned kernels: last digits may differ)")'))
     init = DIAGRAMS_DIR / package / "__init__.py"
@@ -376,8 +376,7 @@ After editing a machinery cell, restart the kernel and run all."""))
         + json.dumps(reference, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     reference_cell.metadata["jupyter"] = {"source_hidden": True}
     cells.append(reference_cell)
-    cells.append(new_code_cell("import section_kit  # noqa: F401  (applies the pinned numeric environment, as the scripts do)\n"
-                               "from notebook_kit import experiment"))
+    cells.append(new_code_cell("from pagekit.notebook_kit import experiment"))
 
     written: set[str] = set()
     code_blocks = page_code_blocks(package)
@@ -447,7 +446,7 @@ def first_paragraph(text: str) -> str:
 
 def notebook_folders(package: str) -> set[str]:
     """Every folder the notebook's %%writefile cells write into."""
-    folders = {"docs/diagrams", f"docs/diagrams/{package}"}
+    folders = {"docs/diagrams", "docs/diagrams/pagekit", f"docs/diagrams/{package}"}
     for _, script in sections_in_page_order(package):
         for module in modules_needed(package, script):
             folders.update(str(Path(rel_path(d)).parent) for d in declared_data(package, module))
@@ -522,7 +521,7 @@ def measure(package: str, setting: str) -> dict:
         page = page_config(package).PAGE
         measured = json.loads((runs_dir(package, setting, Path(tmp)) / page / "notebook_timings.json")
                               .read_text(encoding="utf-8"))
-    import numeric_env
+    from pagekit import numeric_env
 
     path = timings_path(package)
     timings = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}

@@ -30,11 +30,10 @@ import platform
 import sys
 from pathlib import Path
 
-import numeric_env
+from pagekit import numeric_env
 
-DIAGRAMS_DIR = Path(__file__).resolve().parent
-REPO_ROOT = DIAGRAMS_DIR.parents[1]
-EXPECTED_PATH = DIAGRAMS_DIR / "kernel_fingerprint.json"
+from pagekit.paths import PACKAGE_DIR, REPO_ROOT
+EXPECTED_PATH = PACKAGE_DIR / "kernel_fingerprint.json"
 # A test (and an author who wants to see the skip path) points this at
 # another expected file: a simulated foreign machine.
 EXPECTED_ENV = "KERNEL_FINGERPRINT_EXPECTED"
@@ -279,9 +278,9 @@ def compare(rows, expected: dict) -> list[str]:
 
 def _cache_key(expected: dict) -> str:
     """This machine, these packages, this pin and this fingerprint's code and expectation."""
-    from section_inputs import result_pins
+    from pagekit.inputs import result_pins
 
-    code = "".join((DIAGRAMS_DIR / name).read_text(encoding="utf-8")
+    code = "".join((PACKAGE_DIR / name).read_text(encoding="utf-8")
                    for name in ("kernel_fingerprint.py", "numeric_env.py", "openblas_matmul.py"))
     parts = [numeric_env.cpu_model(), " ".join(sorted(numeric_env.cpu_flags())), result_pins(),
              numeric_env.fingerprint(), code,

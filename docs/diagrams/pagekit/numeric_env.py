@@ -74,7 +74,7 @@ PIN: dict[str, str] = {
     "MKL_ENABLE_INSTRUCTIONS": "AVX2",
     MATMUL_ENV: OPENBLAS,  # torch's matrix products on numpy's OpenBLAS (see above)
     "ONEDNN_MAX_CPU_ISA": "AVX2",
-    "TORCH_NUM_THREADS": "1",  # read by section_kit.import_torch
+    "TORCH_NUM_THREADS": "1",  # read by pools.import_torch
     "NPY_DISABLE_CPU_FEATURES": " ".join(NUMPY_ABOVE_V3),  # numpy's own loops capped at X86_V3
 }
 # Removed from the caller's environment: it would override the pin's cap
@@ -179,13 +179,25 @@ def apply() -> str:
     loaded = [name for name in ("numpy", "torch") if name in sys.modules]
     if loaded:  # the libraries read these variables when they load
         raise RuntimeError(f"numeric_env must be applied before {' and '.join(loaded)} is imported: "
-                           "import section_kit (or numeric_env) first")
+                           "import pagekit.section (or call numeric_env.applied_variant()) first")
     for name in CLEARED if honoured else (MATMUL_ENV,):
         os.environ.pop(name, None)
     os.environ.update(wanted)
     if os.environ.get(MATMUL_ENV) == OPENBLAS and not any(isinstance(f, _RouteTorchMatmul) for f in sys.meta_path):
         sys.meta_path.insert(0, _RouteTorchMatmul())
     return variant
+
+
+_APPLIED: str | None = None
+
+
+def applied_variant() -> str:
+    """apply(), once per process: the variant in force. Every module of the
+    package that loads numpy, matplotlib or torch calls it first."""
+    global _APPLIED
+    if _APPLIED is None:
+        _APPLIED = apply()
+    return _APPLIED
 
 
 class _RouteTorchMatmul:
@@ -205,7 +217,7 @@ class _RouteTorchMatmul:
 
         def exec_module(module):
             load(module)
-            import openblas_matmul
+            from pagekit import openblas_matmul
 
             openblas_matmul.install()
 
@@ -216,7 +228,7 @@ class _RouteTorchMatmul:
 def torch_matmul_route() -> str:
     """Which library computes torch's matrix products in this process:
     "openblas" once the route is installed, else "mkl" (torch's own)."""
-    route = sys.modules.get("openblas_matmul")
+    route = sys.modules.get("pagekit.openblas_matmul")
     return OPENBLAS if route is not None and route.installed() else MKL
 
 
@@ -267,7 +279,7 @@ def _kernels_known_foreign() -> bool:
     to reproduce the committed bits: then its own numbers serve its author."""
     if os.environ.get(FOREIGN_KERNELS_ENV):
         return True
-    import kernel_fingerprint
+    from pagekit import kernel_fingerprint
 
     return kernel_fingerprint.cached_reason() is not None
 

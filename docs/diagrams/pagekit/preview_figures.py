@@ -17,13 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-DIAGRAMS_DIR = Path(__file__).resolve().parent
-REPO_ROOT = DIAGRAMS_DIR.parents[1]
-sys.path.insert(0, str(DIAGRAMS_DIR))
+from pagekit.paths import FIGURES_DIR, REPO_ROOT
+from pagekit.registry import page_config, page_packages, rel_path
 
-from page_registry import page_config, page_packages, rel_path  # noqa: E402  (light)
-
-FIGURES_DIR = REPO_ROOT / "figures"
 PREVIEW_DIR = REPO_ROOT / "build" / "preview"
 WIDTH = 1000  # pixels: about a page's width on screen
 

@@ -44,10 +44,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from run_sections import DIAGRAMS_DIR, REPO_ROOT, all_sections
+from pagekit.run_sections import DIAGRAMS_DIR, REPO_ROOT, all_sections
 
-import numeric_env
-from page_registry import page_config, page_packages
+from pagekit import numeric_env
+from pagekit.registry import page_config, page_packages
 
 @dataclass(frozen=True)
 class Budget:

@@ -5,7 +5,7 @@ Per section, tests/golden/<page>/<section>.json holds
   tolerances;
 - "claims": each claim's statement, result, scope and backed phrases, and
   the form of its condition (its source text and the module constants it
-  reads, with their values: see section_kit.condition_form), so a bound or
+  reads, with their values: see record.condition_form), so a bound or
   an operator cannot change while the words stay;
 - "agreement_decades": per closed-form/loop agreement, the decade of its
   largest gap, so a cross-check quietly moved to a coarser dtype is caught;

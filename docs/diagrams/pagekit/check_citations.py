@@ -40,8 +40,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from page_registry import REPO_ROOT, rel_path  # noqa: E402
+from pagekit.registry import REPO_ROOT, rel_path
 
 BIBLIOGRAPHY = REPO_ROOT / "docs" / "references" / "bibliography.md"
 CITED_FOR = "Cited for"

@@ -1,6 +1,6 @@
 """Which pages exist and which section scripts serve them.
 
-A page is a package under docs/diagrams/ (a folder with an __init__.py that
+A page is a package under docs/diagrams/ beside pagekit (a folder with an __init__.py that
 names the page and maps its numbered sections to scripts); its section
 scripts are the modules of that folder its SECTION_SCRIPTS names (other
 modules are the page's shared code: models, training loops). This is the
@@ -12,11 +12,9 @@ page check stays fast.
 from __future__ import annotations
 
 import importlib
-import sys
 from pathlib import Path
 
-DIAGRAMS_DIR = Path(__file__).resolve().parent
-REPO_ROOT = DIAGRAMS_DIR.parents[1]
+from pagekit.paths import DIAGRAMS_DIR, PACKAGE_DIR, REPO_ROOT
 
 
 class PageNameError(ValueError):
@@ -32,8 +30,8 @@ def rel_path(path) -> str:
 
 
 def page_packages() -> list[str]:
-    """The page packages, by folder name."""
-    return sorted(p.parent.name for p in DIAGRAMS_DIR.glob("*/__init__.py"))
+    """The page packages, by folder name: every package beside pagekit."""
+    return sorted(p.parent.name for p in DIAGRAMS_DIR.glob("*/__init__.py") if p.parent != PACKAGE_DIR)
 
 
 def page_config(package: str):
@@ -42,8 +40,6 @@ def page_config(package: str):
     if package not in page_packages():
         raise PageNameError(f"no page package named {package!r} under docs/diagrams "
                             f"(pages: {', '.join(page_packages()) or 'none'})")
-    if str(DIAGRAMS_DIR) not in sys.path:
-        sys.path.insert(0, str(DIAGRAMS_DIR))
     return importlib.import_module(package)
 
 

@@ -6,13 +6,17 @@ nothing). The inputs: the section script; the modules of its page package it
 imports, transitively (models, training loops); data files it declares in a
 module-level ``INPUTS = ("corpus/plays.txt.xz", ...)`` (paths relative to the
 package); the page package's ``__init__`` apart from its registry
-(REGISTRY_NAMES); the shared machinery; the locked versions (requirements.lock)
-of the packages that compute or draw (numpy, scipy, matplotlib, torch,
-threadpoolctl) and of everything they depend on, transitively (pillow,
-kiwisolver, fonttools, sympy, ...); and the numeric environment (see
-numeric_env). A package only the site, the tests or the tools use (a Sphinx
-plugin, pytest, a linter) is outside that closure, so locking or bumping it
-leaves every section current.
+(REGISTRY_NAMES); the modules of pagekit that decide numbers or SVG bytes
+(RESULT_MODULES); the locked versions (requirements.lock) of the packages
+that compute or draw (numpy, scipy, matplotlib, torch, threadpoolctl) and of
+everything they depend on, transitively; and the numeric environment (see
+numeric_env). A package only the site, the tests or the tools use is outside
+that closure, so locking or bumping it leaves every section current.
+
+Python files count by meaning, not bytes: each is hashed as its syntax tree
+without docstrings (``code_content``), so a comment, a docstring, a
+re-wrapped line or a formatter's pass reruns nothing, while a changed
+constant or statement reruns every section that imports the module.
 
 Light on purpose (ast and hashlib only): the page check and `make figures`
 with nothing to do must stay instant.
@@ -25,14 +29,18 @@ import hashlib
 import re
 from pathlib import Path
 
-import numeric_env
+from pagekit import numeric_env
 
-DIAGRAMS_DIR = Path(__file__).resolve().parent
-REPO_ROOT = DIAGRAMS_DIR.parents[1]
+from pagekit.paths import DIAGRAMS_DIR, PACKAGE_DIR, REPO_ROOT
+
 LOCK = REPO_ROOT / "requirements.lock"
-# The machinery every section runs through.
-SHARED_MODULES = ("section_kit.py", "numeric_env.py", "openblas_matmul.py", "page_registry.py", "section_inputs.py",
-                  "figure_bounds.py")
+# The modules of pagekit that decide a section's numbers or SVG bytes: the
+# numeric environment and the matrix-product route, torch's thread count
+# (pools), the record and how numbers are written (record, numformat, cli),
+# the house style, and the names a script imports (section). The rest (the
+# runner, the checks, paths, atomic writes) cannot change an output's bytes.
+RESULT_MODULES = ("numeric_env.py", "openblas_matmul.py", "pools.py", "record.py", "numformat.py", "cli.py",
+                  "style.py", "section.py")
 # The packages whose versions change numbers or SVG bytes (with their
 # dependencies, found in the lock).
 RESULT_PACKAGES = ("numpy", "scipy", "matplotlib", "torch", "threadpoolctl")
@@ -43,14 +51,14 @@ class InputError(ValueError):
     """A declared input that does not exist, or a script that does not parse."""
 
 
-def _parse(path: Path) -> ast.Module:
+def parse(path: Path) -> ast.Module:
     try:
         return ast.parse(path.read_bytes(), filename=str(path))
     except SyntaxError as error:
         raise InputError(f"{path.relative_to(REPO_ROOT)}:{error.lineno}: syntax error: {error.msg}") from None
 
 
-def _local_imports(tree: ast.Module, package: str, package_dir: Path) -> set[str]:
+def local_imports(tree: ast.Module, package: str, package_dir: Path) -> set[str]:
     """Modules of the same page package this module imports."""
     names = set()
     for node in ast.walk(tree):
@@ -72,7 +80,7 @@ def _local_imports(tree: ast.Module, package: str, package_dir: Path) -> set[str
     return {n for n in names if (package_dir / f"{n}.py").exists()}
 
 
-def _declared_inputs(tree: ast.Module) -> list[str]:
+def declared_inputs(tree: ast.Module) -> list[str]:
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "INPUTS" for t in node.targets):
             try:
@@ -97,15 +105,15 @@ def section_inputs(package: str, name: str) -> list[Path]:
         if not path.exists():
             raise InputError(f"{path.relative_to(REPO_ROOT)} does not exist")
         files.add(path)
-        tree = _parse(path)
-        for declared in _declared_inputs(tree):
+        tree = parse(path)
+        for declared in declared_inputs(tree):
             data = (package_dir / declared).resolve()
             if not data.is_file():
                 raise InputError(f"{path.relative_to(REPO_ROOT)}: declared input {declared} does not exist")
             files.add(data)
-        todo.extend(_local_imports(tree, package, package_dir) - seen)
+        todo.extend(local_imports(tree, package, package_dir) - seen)
     files.add(package_dir / "__init__.py")
-    files.update(DIAGRAMS_DIR / m for m in SHARED_MODULES if (DIAGRAMS_DIR / m).exists())
+    files.update(PACKAGE_DIR / m for m in RESULT_MODULES)
     return sorted(files)
 
 
@@ -118,15 +126,26 @@ REGISTRY_NAMES = frozenset({
 })
 
 
-def _init_content(path: Path) -> bytes:
-    """What of a page's __init__ can decide a number: its code without the
-    docstring, the comments and the registry's assignments."""
-    body = [node for node in _parse(path).body
-            if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
-            and not (isinstance(node, (ast.Assign, ast.AnnAssign))
-                     and {getattr(t, "id", None) for t in getattr(node, "targets", [getattr(node, "target", None)])}
-                     <= REGISTRY_NAMES)]
-    return ast.dump(ast.Module(body=body, type_ignores=[])).encode()
+def _without_docstrings(body: list[ast.stmt]) -> list[ast.stmt]:
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    return body or [ast.Pass()]
+
+
+def code_content(path: Path, *, leave_out: frozenset[str] = frozenset()) -> bytes:
+    """What of a Python file can decide a number: its syntax tree without
+    comments, docstrings (module, class, function) or layout, and without the
+    module-level assignments to the names in ``leave_out``."""
+    tree = parse(path)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            node.body = _without_docstrings(node.body)
+    tree.body = [node for node in _without_docstrings(tree.body)
+                 if not (isinstance(node, (ast.Assign, ast.AnnAssign)) and leave_out
+                         and {getattr(t, "id", None) for t in getattr(node, "targets", [getattr(node, "target", None)])}
+                         <= leave_out)]
+    return ast.dump(tree).encode()
 
 
 def normalise_name(name: str) -> str:
@@ -186,7 +205,12 @@ def inputs_hash(package: str, name: str, variant: str | None = None) -> str:
     digest = hashlib.sha256()
     for path in section_inputs(package, name):
         digest.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0")
-        content = _init_content(path) if path.name == "__init__.py" else path.read_bytes()
+        if path.suffix != ".py":
+            content = path.read_bytes()  # declared data
+        elif path.name == "__init__.py":
+            content = code_content(path, leave_out=REGISTRY_NAMES)
+        else:
+            content = code_content(path)
         digest.update(hashlib.sha256(content).digest())
     digest.update(result_pins().encode() + b"\0")
     digest.update(numeric_env.fingerprint(variant).encode())

@@ -2,7 +2,7 @@
 
 ``experiment(package, section, setting)`` imports the section script afresh
 (so an edited cell takes effect when rerun), runs it through
-``section_kit.run_section`` exactly as `make figures` does, in the "quick"
+``cli.run_section`` exactly as `make figures` does, in the "quick"
 setting (the tests' reduced configuration of a heavy section) or the "page"
 setting (the page's own configuration), and then shows:
 
@@ -24,11 +24,9 @@ import json
 import resource
 import sys
 import time
-from pathlib import Path
 
-import section_kit
-
-CODE_ROOT = Path(__file__).resolve().parents[2]  # the notebook's copy of the repository
+from pagekit import atomic, cli, record
+from pagekit.paths import REPO_ROOT as CODE_ROOT  # in the notebook: its copy of the repository
 REFERENCE_PATH = CODE_ROOT / "notebook_reference.json"
 SETTINGS = ("quick", "page")
 MEASURED = "measured here"  # a timing: differs by machine, compared by no one
@@ -47,10 +45,10 @@ def fresh_module(package: str, section: str):
     shared machinery stays loaded: it pinned the numeric environment."""
     for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
         del sys.modules[name]
-    return section_kit.section_module(package, section)
+    return cli.section_module(package, section)
 
 
-def comparison_rows(section: section_kit.Section, reference: dict, setting: str) -> list[tuple[str, ...]]:
+def comparison_rows(section: record.Section, reference: dict, setting: str) -> list[tuple[str, ...]]:
     """(quote, this run, expected, the page's, mark) for every printed number."""
     page = reference["page"]
     expected = reference["quick"] if setting == "quick" and section.heavy else page
@@ -75,7 +73,7 @@ def markdown_table(rows: list[tuple[str, ...]], quick_heavy: bool) -> str:
     return "\n".join(lines)
 
 
-def experiment(package: str, section: str, setting: str) -> section_kit.Section:
+def experiment(package: str, section: str, setting: str) -> record.Section:
     """Run one section in ``setting`` ("quick" or "page"), show its numbers
     beside the page's, its time and its figures; returns its Section."""
     if setting not in SETTINGS:
@@ -86,7 +84,7 @@ def experiment(package: str, section: str, setting: str) -> section_kit.Section:
     reference = json.loads(REFERENCE_PATH.read_text(encoding="utf-8"))[section]
     out_dir = CODE_ROOT / "runs" / setting / reference["page_slug"]
     wall, cpu = time.perf_counter(), cpu_seconds()
-    result = section_kit.run_section(module, reduced=setting == "quick", out_dir=out_dir, echo=False)
+    result = cli.run_section(module, reduced=setting == "quick", out_dir=out_dir, echo=False)
     wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
     quick_heavy = setting == "quick" and result.heavy
     rows = comparison_rows(result, reference, setting)
@@ -103,5 +101,5 @@ def experiment(package: str, section: str, setting: str) -> section_kit.Section:
     timings_path = out_dir / "notebook_timings.json"
     timings = json.loads(timings_path.read_text(encoding="utf-8")) if timings_path.exists() else {}
     timings[section] = {"wall": round(wall, 2), "cpu": round(cpu, 2), "equal": same, "compared": compared}
-    section_kit.write_json_atomically(timings_path, timings)
+    atomic.write_json_atomically(timings_path, timings)
     return result

@@ -1,7 +1,7 @@
 """Job slots: at most one computing process per core, whichever section it serves.
 
 `make figures` runs several sections at once, and the heavy ones train their
-runs in pools of their own (section_kit.process_pool). Without a common limit
+runs in pools of their own (pools.process_pool). Without a common limit
 two sections with two-worker pools put four training processes on two cores,
 and every run gets slower. This is a jobserver, the scheme `make -j` uses: a
 pipe holds one byte per slot; a process takes a byte before it computes and

@@ -47,14 +47,13 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.colon_fence import colon_fence_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-import numeric_env
-import section_inputs
-import wording
-from page_registry import PageNameError, package_for_page, page_config, page_packages, rel_path
+from pagekit import numeric_env
+from pagekit import inputs as section_inputs
+from pagekit import wording
+from pagekit.registry import PageNameError, package_for_page, page_config, page_packages, rel_path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DIAGRAMS_DIR = REPO_ROOT / "docs" / "diagrams"
-GOLDEN_DIR = REPO_ROOT / "tests" / "golden"  # <page>/<section>.json and <page>/page.json, by make golden
+from pagekit.paths import REPO_ROOT
+from pagekit.paths import golden_dir as golden_path
 UNICODE_MINUS = "\u2212"
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -551,7 +550,7 @@ def check_page(
     page_path = Path(page_path or REPO_ROOT / config.PAGE_FILE)
     real_numbers = numbers_dir is None
     numbers_dir = Path(numbers_dir or REPO_ROOT / "figures" / config.PAGE / "numbers")
-    golden_dir = Path(golden_dir or GOLDEN_DIR / config.PAGE)
+    golden_dir = Path(golden_dir or golden_path(config.PAGE))
     check_hashes = real_numbers if check_hashes is None else check_hashes
     page = parse_page(page_path, tuple(config.STRUCTURAL))
     report = Report(page_path, config.PAGE)
@@ -851,7 +850,7 @@ def unmatched(number: ProseNumber, token: str, config, golden, numbers, candidat
 def apply_fixes(path: Path, findings: list[Finding]) -> int:
     """Replace each stale token on its line, keeping the file's line endings;
     writes (atomically) only when something changed. Returns how many."""
-    from section_kit import atomic_write  # the one atomic writer (loads matplotlib: only for --fix)
+    from pagekit.section import atomic_write  # the one atomic writer (loads matplotlib: only for --fix)
 
     source = read_page(path)
     lines = source.splitlines(keepends=True)

@@ -50,8 +50,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DIAGRAMS_DIR = Path(__file__).resolve().parent
-ALLOWLIST = DIAGRAMS_DIR / "wording_allowlist.toml"
+from pagekit.paths import PACKAGE_DIR
+ALLOWLIST = PACKAGE_DIR / "wording_allowlist.toml"
 
 # --- the vocabulary ---------------------------------------------------------
 

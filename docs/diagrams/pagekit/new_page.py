@@ -12,7 +12,7 @@ pins its golden record, writes its robustness report and checks the page,
 so `make check` and `make test` pass as generated (CONTRIBUTING.md).
 
 ``remove`` deletes everything ``create`` and those steps made: the package,
-the prose, figures/<slug>/ and tests/golden/<slug>/. It refuses a page any
+the prose and figures/<slug>/ (its golden record included). It refuses a page any
 of whose files git tracks, so it cannot delete a page that was committed.
 """
 
@@ -25,8 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-DIAGRAMS_DIR = Path(__file__).resolve().parent
-REPO_ROOT = DIAGRAMS_DIR.parents[1]
+from pagekit.paths import DIAGRAMS_DIR, REPO_ROOT
 SLUG = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 FIRST_SECTION = "odd_numbers"
 EXIT_BAD_INPUT = 2
@@ -64,16 +63,9 @@ Scaffolded by `make new-page`: replace it with the section's own experiment
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+from pagekit.section import PALETTE, main, new_figure  # first: it pins the numeric environment
 
-if __package__ in (None, ""):  # run as a script: make the shared module importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import section_kit  # noqa: F401,E402  (pins the numeric environment before numpy loads)
-import numpy as np  # noqa: E402
-
-from section_kit import PALETTE, main, new_figure  # noqa: E402
+import numpy as np
 
 TERMS = 12  # how many odd numbers are added
 
@@ -137,7 +129,7 @@ def package_name(slug: str) -> str:
 def page_paths(slug: str) -> list[Path]:
     """Everything a scaffolded page owns, once made and run."""
     return [DIAGRAMS_DIR / package_name(slug), REPO_ROOT / "docs" / f"{slug}.md",
-            REPO_ROOT / "figures" / slug, REPO_ROOT / "tests" / "golden" / slug]
+            REPO_ROOT / "figures" / slug]
 
 
 def rel(path: Path) -> str:

@@ -34,6 +34,10 @@ import contextlib
 import io
 import math
 
+from pagekit import numeric_env
+
+numeric_env.applied_variant()  # the pin, before matplotlib loads numpy
+
 import matplotlib
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
@@ -225,7 +229,7 @@ def check_figure_fits(fig: Figure, margin_px: float = 2.0, *, renderer=None) -> 
         axes 1 ('Running total'): text '1.07' crosses the right edge by 3.4 px
         (x 601.2 to 606.3; the figure ends at 604.8, margin 2)
 
-    How the figure saver uses it (``section_kit.Section.save_figure``)::
+    How the figure saver uses it (``record.Section.save_figure``)::
 
         with drawn_renderer(fig) as drawn:
             fig.savefig(out, format="svg", metadata={"Date": None})

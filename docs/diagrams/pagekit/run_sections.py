@@ -39,18 +39,13 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-DIAGRAMS_DIR = Path(__file__).resolve().parent
-REPO_ROOT = DIAGRAMS_DIR.parents[1]
-sys.path.insert(0, str(DIAGRAMS_DIR))
+from pagekit import job_slots
+from pagekit import kernel_fingerprint
+from pagekit import numeric_env  # (light; the pin is applied before numpy loads)
+from pagekit import inputs as section_inputs
+from pagekit.paths import BUILD_DIR, DIAGRAMS_DIR, FIGURES_DIR, REPO_ROOT
+from pagekit.registry import PageNameError, page_config, page_packages, section_scripts
 
-import job_slots  # noqa: E402
-import kernel_fingerprint  # noqa: E402
-import numeric_env  # noqa: E402  (light; section_kit applies it before numpy)
-import section_inputs  # noqa: E402
-from page_registry import PageNameError, page_config, page_packages, section_scripts  # noqa: E402
-
-FIGURES_DIR = REPO_ROOT / "figures"
-BUILD_DIR = REPO_ROOT / "build"
 # Last wall time per section, to start the longest first (a cache, not committed).
 TIMES_FILE = BUILD_DIR / "section-times.json"
 LOCK_FILE = BUILD_DIR / "make-figures.lock"
@@ -153,12 +148,12 @@ def _work(job: tuple) -> dict:
     """Run one section; never raises (errors are reported)."""
     script, seed_offset, figures, out_dir, write, inputs_hash = job[:6]
     reduced = job[6] if len(job) > 6 else False
-    import section_kit
+    from pagekit import cli, figure_bounds, numformat, record
 
     start = time.perf_counter()
     try:
-        module = section_kit.section_module(script.package, script.name)
-        section = section_kit.run_section(
+        module = cli.section_module(script.package, script.name)
+        section = cli.run_section(
             module, seed_offset=seed_offset, figures=figures,
             out_dir=Path(out_dir) if out_dir else None, write=write,
             raise_on_failed_claims=write,  # the robustness report wants the results anyway
@@ -166,7 +161,7 @@ def _work(job: tuple) -> dict:
         )
         return {"script": script, "ok": True, "started": start, "seconds": time.perf_counter() - start,
                 "record": section.record(), "error": None}
-    except (section_kit.ClaimsFailed, section_kit.QuoteError, section_kit.FigureBoundsError,
+    except (record.ClaimsFailed, numformat.QuoteError, figure_bounds.FigureBoundsError,
             section_inputs.InputError) as error:
         message = str(error)
     except OSError as error:
@@ -216,19 +211,20 @@ def preload(scripts: list[SectionScript], *, warm_up: bool = True) -> dict[Secti
     (``warm_up``) warm matplotlib's font and text-to-path caches with one
     tiny SVG. Returns the scripts that failed to import, with the error:
     they fail alone, the others run."""
-    import section_kit
+    import pagekit.section  # noqa: F401  (the machinery, numpy and matplotlib: loaded once, before forking)
+    from pagekit import cli, registry, style
 
     broken = {}
     for script in scripts:
         try:
-            section_kit.section_module(script.package, script.name)
+            cli.section_module(script.package, script.name)
         except Exception as error:  # noqa: BLE001  (reported per section)
             where = ""
             if isinstance(error, SyntaxError):
-                where = f"{section_kit.rel_path(Path(error.filename or script.path))}:{error.lineno}: "
+                where = f"{registry.rel_path(Path(error.filename or script.path))}:{error.lineno}: "
             broken[script] = f"{where}cannot import {script.name}: {type(error).__name__}: {error}"
     if warm_up:
-        fig = section_kit.new_figure(1, 1)
+        fig = style.new_figure(1, 1)
         fig.add_subplot().set_title("warm-up 0.5")
         fig.savefig(io.BytesIO(), format="svg")
     return broken
@@ -236,10 +232,10 @@ def preload(scripts: list[SectionScript], *, warm_up: bool = True) -> dict[Secti
 
 def prepare(level: int) -> None:
     """Import what sections at ``level`` need, so forked workers inherit it."""
-    import section_kit
+    from pagekit import pools
 
     if level >= NEEDS_TORCH:
-        torch = section_kit.import_torch()
+        torch = pools.import_torch()
     if level >= NEEDS_OPTIMISER:
         torch.optim.Adam([torch.zeros(1, requires_grad=True)])
 
@@ -255,12 +251,12 @@ def last_times() -> dict[str, float]:
 def save_times(times: dict[str, float]) -> None:
     """Keep the timings for the next run's order; a cache, so a failed write
     (read-only or full disk) is a warning, not a failure."""
-    import section_kit
+    from pagekit import atomic, registry
 
     try:
-        section_kit.write_json_atomically(TIMES_FILE, times)
+        atomic.write_json_atomically(TIMES_FILE, times)
     except OSError as error:
-        print(f"warning: could not save section timings to {section_kit.rel_path(TIMES_FILE)} "
+        print(f"warning: could not save section timings to {registry.rel_path(TIMES_FILE)} "
               f"({error.strerror}); the next run orders sections without them", file=sys.stderr)
 
 
@@ -424,7 +420,7 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
 def die_with_parent() -> None:
     """Linux: get SIGTERM when the parent (make, or the runner for a worker)
     dies, so killing it stops the run instead of leaving it writing. The same
-    as section_kit.terminate_with_parent, kept here so that `make figures`
+    as pools.terminate_with_parent, kept here so that `make figures`
     with nothing to do does not import section_kit (matplotlib: half a second)."""
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)

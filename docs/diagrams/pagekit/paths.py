@@ -1,0 +1,19 @@
+"""Where things are: the repository and its folders, found from this file
+(the package is installed in place, `pip install -e .`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+DIAGRAMS_DIR = PACKAGE_DIR.parent  # the page packages live beside this one
+REPO_ROOT = DIAGRAMS_DIR.parents[1]
+FIGURES_DIR = REPO_ROOT / "figures"
+BUILD_DIR = REPO_ROOT / "build"
+# Runs that are not the page's own (another seed offset or numeric variant).
+OTHER_RUNS_DIR = BUILD_DIR / "runs"
+
+
+def golden_dir(page: str) -> Path:
+    """What `make golden` pins for a page: figures/<page>/golden/."""
+    return FIGURES_DIR / page / "golden"
