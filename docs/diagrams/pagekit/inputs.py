@@ -35,11 +35,11 @@ from pagekit.paths import DIAGRAMS_DIR, PACKAGE_DIR, REPO_ROOT
 
 LOCK = REPO_ROOT / "requirements.lock"
 # The modules of pagekit that decide a section's numbers or SVG bytes: the
-# numeric environment and the matrix-product route, torch's thread count
+# numeric environment and the routes of torch's products and square roots, torch's thread count
 # (pools), the record and how numbers are written (record, numformat, cli),
 # the house style, and the names a script imports (section). The rest (the
 # runner, the checks, paths, atomic writes) cannot change an output's bytes.
-RESULT_MODULES = ("numeric_env.py", "openblas_matmul.py", "pools.py", "record.py", "numformat.py", "cli.py",
+RESULT_MODULES = ("numeric_env.py", "openblas_matmul.py", "exact_sqrt.py", "pools.py", "record.py", "numformat.py", "cli.py",
                   "style.py", "section.py")
 # The packages whose versions change numbers or SVG bytes (with their
 # dependencies, found in the lock).

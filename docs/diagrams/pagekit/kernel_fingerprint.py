@@ -335,7 +335,7 @@ def mismatch_reason() -> str | None:
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if k != numeric_env.VARIANT_ENV}
-    done = subprocess.run([sys.executable, str(Path(__file__)), "--reason"], env=env,
+    done = subprocess.run([sys.executable, "-m", "pagekit.kernel_fingerprint", "--reason"], env=env,
                           capture_output=True, text=True, timeout=300)
     if done.returncode not in (0, 1):
         raise RuntimeError(f"the kernel fingerprint failed: {done.stderr.strip().splitlines()[-1:]}")

@@ -50,7 +50,7 @@ from pagekit.registry import package_for_page, page_config, page_packages, rel_p
 
 # The machinery every experiment runs through, in the order the notebook
 # writes it; notebook_kit is the notebook's own runner.
-MACHINERY = ("__init__.py", "paths.py", "numeric_env.py", "openblas_matmul.py", "registry.py", "inputs.py",
+MACHINERY = ("__init__.py", "paths.py", "numeric_env.py", "openblas_matmul.py", "exact_sqrt.py", "registry.py", "inputs.py",
              "figure_bounds.py", "job_slots.py", "atomic.py", "numformat.py", "style.py", "pools.py", "record.py",
              "cli.py", "section.py", "notebook_kit.py")
 SETTING_LINE = 'SETTING = "quick"'

@@ -60,6 +60,10 @@ NUMPY_CAP = "X86_V3"
 # torch's matrix products: on numpy's pinned OpenBLAS, or on torch's own MKL.
 MATMUL_ENV = "TORCH_MATMUL_BLAS"
 OPENBLAS, MKL = "openblas", "mkl"
+# torch's square roots: correctly rounded (numpy's), or torch's own, which
+# are not and differ by CPU vendor (exact_sqrt.py).
+SQRT_ENV = "TORCH_SQRT"
+EXACT = "exact"
 
 # The page's own numeric environment.
 PIN: dict[str, str] = {
@@ -73,6 +77,7 @@ PIN: dict[str, str] = {
     "MKL_CBWR": "COMPATIBLE",
     "MKL_ENABLE_INSTRUCTIONS": "AVX2",
     MATMUL_ENV: OPENBLAS,  # torch's matrix products on numpy's OpenBLAS (see above)
+    SQRT_ENV: EXACT,  # torch's square roots correctly rounded, on any CPU (exact_sqrt.py)
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "TORCH_NUM_THREADS": "1",  # read by pools.import_torch
     "NPY_DISABLE_CPU_FEATURES": " ".join(NUMPY_ABOVE_V3),  # numpy's own loops capped at X86_V3
@@ -183,7 +188,8 @@ def apply() -> str:
     for name in CLEARED if honoured else (MATMUL_ENV,):
         os.environ.pop(name, None)
     os.environ.update(wanted)
-    if os.environ.get(MATMUL_ENV) == OPENBLAS and not any(isinstance(f, _RouteTorchMatmul) for f in sys.meta_path):
+    routed = os.environ.get(MATMUL_ENV) == OPENBLAS or os.environ.get(SQRT_ENV) == EXACT
+    if routed and not any(isinstance(f, _RouteTorchMatmul) for f in sys.meta_path):
         sys.meta_path.insert(0, _RouteTorchMatmul())
     return variant
 
@@ -217,12 +223,24 @@ class _RouteTorchMatmul:
 
         def exec_module(module):
             load(module)
-            from pagekit import openblas_matmul
-
-            openblas_matmul.install()
+            install_routes()
 
         spec.loader.exec_module = exec_module
         return spec
+
+
+def install_routes() -> None:
+    """Send torch's matrix products and square roots where the pin says
+    (openblas_matmul, exact_sqrt); once torch has loaded, idempotent. A route
+    module that is itself importing torch is skipped here: it is installed
+    when its import ends (pools.import_torch asks again)."""
+    import importlib
+
+    for env, wanted, name in ((MATMUL_ENV, OPENBLAS, "openblas_matmul"), (SQRT_ENV, EXACT, "exact_sqrt")):
+        if os.environ.get(env) == wanted:
+            route = importlib.import_module(f"pagekit.{name}")
+            if hasattr(route, "install"):
+                route.install()
 
 
 def torch_matmul_route() -> str:
@@ -230,6 +248,15 @@ def torch_matmul_route() -> str:
     "openblas" once the route is installed, else "mkl" (torch's own)."""
     route = sys.modules.get("pagekit.openblas_matmul")
     return OPENBLAS if route is not None and route.installed() else MKL
+
+
+def torch_sqrt_route() -> str:
+    """How torch's square roots are computed in this process once torch has
+    loaded: "exact" (the route) or "mkl"; before torch loads, as the pin says."""
+    route = sys.modules.get("pagekit.exact_sqrt")
+    if route is not None:
+        return EXACT if route.installed() else MKL
+    return EXACT if os.environ.get(SQRT_ENV) == EXACT else MKL
 
 
 def fingerprint(variant: str | None = None) -> str:
@@ -258,6 +285,7 @@ def record() -> dict:
         "torch_cpu_capability": settings(variant)["ATEN_CPU_CAPABILITY"],
         "threads": {"blas": 1, "torch": int(settings(variant)["TORCH_NUM_THREADS"])},
         "torch_matmul": settings(variant)[MATMUL_ENV] if can_honour_pin() else MKL,
+        "torch_sqrt": torch_sqrt_route(),
     }
 
 

@@ -38,6 +38,7 @@ def import_torch():
         import torch
 
         torch.set_num_threads(int(os.environ.get("TORCH_NUM_THREADS", "1")))
+        numeric_env.install_routes()  # already done by the import hook, unless a route module imported torch
         wanted = numeric_env.settings(NUMERIC_VARIANT)["ATEN_CPU_CAPABILITY"].upper()
         running = torch.backends.cpu.get_cpu_capability().upper()
         if numeric_env.can_honour_pin() and running != wanted and not os.environ.get(numeric_env.WARNED_ENV):

@@ -342,7 +342,7 @@ def keep_result(script: SectionScript, run: tuple[str, int], result: dict, input
     not an error."""
     if not result.get("ok"):
         return
-    from pagekit.section import write_json_atomically
+    from pagekit.atomic import write_json_atomically
 
     try:
         CACHE_DIR.mkdir(parents=True, exist_ok=True)
@@ -408,7 +408,7 @@ def read_json_dict(path: Path) -> dict:
 
 def write_cache_file(path: Path, data) -> None:
     """A cache or record under build/: a failed write is not an error."""
-    from pagekit.section import write_json_atomically
+    from pagekit.atomic import write_json_atomically
 
     try:
         write_json_atomically(path, data)
@@ -423,7 +423,7 @@ class Server:
         RUNS_DIR.mkdir(parents=True, exist_ok=True)
         self.variant = variant
         self.log_path = RUNS_DIR / f"server-{variant}-{os.getpid()}.log"  # concurrent reports stay apart
-        command = [sys.executable, __file__, "--serve", "--runs-dir", str(RUNS_DIR)] + [
+        command = [sys.executable, "-m", "pagekit.robustness_report", "--serve", "--runs-dir", str(RUNS_DIR)] + [
             a for s in scripts for a in ("--section", f"{s.package}.{s.name}")]
         with open(self.log_path, "w", encoding="utf-8") as log:
             self.process = subprocess.Popen(
@@ -610,7 +610,8 @@ def run_one(job: tuple, variant: str, result_path: Path) -> None:
     cache, and leave the result where the parent reads it."""
     import signal
 
-    from pagekit.section import terminate_with_parent, write_json_atomically
+    from pagekit.atomic import write_json_atomically
+    from pagekit.pools import terminate_with_parent
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the report
@@ -873,7 +874,7 @@ def main(argv: list[str] | None = None) -> int:
               "the others", file=sys.stderr)
         return 130
     failures = []
-    from pagekit.section import write_json_atomically, write_text_atomically
+    from pagekit.atomic import write_json_atomically, write_text_atomically
 
     for package, (text, failed, data) in reports.items():
         page = page_config(package).PAGE

@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from pagekit.registry import PageNameError
     from pagekit.run_sections import resolve_pages
-    from pagekit.section import write_json_atomically
+    from pagekit.atomic import write_json_atomically
 
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("--page", action="append", default=[], help="only this page (slug or package)")
