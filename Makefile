@@ -84,8 +84,8 @@ doctor: $(VENV_STAMP) ## does this machine reproduce the committed numbers? (its
 lint: $(VENV_STAMP) ## ruff over docs/ and tests/: unused or undefined names, silent zip truncation
 	@$(VENV)/bin/ruff check --no-cache .
 
-test: $(VENV_STAMP) ## the whole test suite, lint included (what CI runs)
-	@$(PY) -m pytest tests
+test: $(VENV_STAMP) ## the whole test suite, lint included (what CI runs); PAGE=<slug>: that page's tests only
+	@$(PY) -m pytest tests $(if $(PAGE),-k "$(PAGE)")
 
 test-quick: $(VENV_STAMP) ## the tests without the slow ones (browser, variant rerun, mutations)
 	@$(PY) -m pytest tests -m "not slow"
@@ -131,6 +131,7 @@ new-page: $(VENV_STAMP) ## scaffold a page: make new-page PAGE=my-page [TITLE="M
 	@$(PY) -m pagekit.run_sections --stale --page $(PAGE)
 	@$(PY) -m pagekit.write_golden --page $(PAGE)
 	@$(PY) -m pagekit.robustness_report --page $(PAGE)
+	@$(PY) -m pagekit.notebooks --page $(PAGE)
 	@$(PY) -m pagekit.check_page $(PAGE)
 
 remove-page: $(VENV_STAMP) ## remove an uncommitted page make new-page made: make remove-page PAGE=my-page

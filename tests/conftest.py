@@ -143,7 +143,15 @@ def pytest_collection_modifyitems(items):
 
 
 SECTIONS = all_sections()
-SECTION_IDS = [s.name for s in SECTIONS]
+def page_ids(packages) -> list[str]:
+    """Test ids for parameters that are page packages: the page's slug, so
+    `pytest -k <page>` (make test PAGE=<page>) selects them."""
+    return [page_config(package).PAGE for package in packages]
+
+
+# "<page>/<section>": two pages may both have a section of one name, and
+# `pytest -k <page>` (make test PAGE=<page>) selects a page's section tests.
+SECTION_IDS = [f"{s.page}/{s.name}" for s in SECTIONS]
 # Whether this machine reproduces the committed bits: it honours the numeric
 # pin and its kernel fingerprint equals the committed one (kernel_fingerprint,
 # probed once per machine and package set, then cached under build/).
@@ -227,8 +235,22 @@ def runs_notebooks(session) -> bool:
                for item in session.items if getattr(item, "module", None))
 
 
+def selected_sections(session) -> list:
+    """The sections this session's tests ask for: each test of one section
+    (the ``run`` fixture) asks for its own; a test that reads the fixture
+    ``regenerated`` itself asks for all of them."""
+    wanted = set()
+    for item in session.items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "run" in callspec.params:
+            wanted.add(callspec.params["run"])
+        elif "regenerated" in getattr(item, "fixturenames", ()):
+            return SECTIONS
+    return [script for script in SECTIONS if script in wanted]
+
+
 @pytest.fixture(scope="session")
-def regenerated(request, tmp_path_factory) -> dict[str, SectionRun]:
+def regenerated(request, tmp_path_factory) -> dict[tuple[str, str], SectionRun]:
     """Every section's run for the tests: the reduced configuration of a heavy
     section, the page's own of the others, at seed offset 0, figures drawn.
 
@@ -237,7 +259,8 @@ def regenerated(request, tmp_path_factory) -> dict[str, SectionRun]:
     run_section, in the same setting, from the same code; the figures and
     numbers it leaves are the same bytes): running them again here cost
     about 13 CPU seconds of every make test. The others run here, in forked
-    workers, as make figures runs them."""
+    workers, as make figures runs them. Only the sections the session's
+    tests ask for are run (selected_sections); keyed by (package, section)."""
     from_notebooks = {}
     if runs_notebooks(request.session):
         import test_notebooks
@@ -245,23 +268,24 @@ def regenerated(request, tmp_path_factory) -> dict[str, SectionRun]:
         from_notebooks = test_notebooks.section_runs()
     runs, jobs = {}, []
     out = tmp_path_factory.mktemp("figures")
-    for script in SECTIONS:
+    wanted = selected_sections(request.session)
+    for script in wanted:
         heavy = is_heavy(script)
         if (script.package, script.name) in from_notebooks:
             record, notebook_out = from_notebooks[(script.package, script.name)]
             result = {"script": script, "ok": True, "record": record, "error": None}
-            runs[script.name] = SectionRun(script, result, notebook_out, heavy)
+            runs[(script.package, script.name)] = SectionRun(script, result, notebook_out, heavy)
         else:
             page_out = out / page_config(script.package).PAGE
             jobs.append((script, 0, True, str(page_out), True, current_hash(script), heavy))
     for job, result in zip(jobs, run_many(jobs), strict=True):
-        runs[job[0].name] = SectionRun(job[0], result, out, job[6])
-    return {script.name: runs[script.name] for script in SECTIONS}
+        runs[(job[0].package, job[0].name)] = SectionRun(job[0], result, out, job[6])
+    return {(script.package, script.name): runs[(script.package, script.name)] for script in wanted}
 
 
 @pytest.fixture(params=SECTIONS, ids=SECTION_IDS)
 def run(request, regenerated) -> SectionRun:
-    return regenerated[request.param.name]
+    return regenerated[(request.param.package, request.param.name)]
 
 
 def pytest_sessionfinish(session) -> None:
@@ -285,7 +309,7 @@ def pytest_collection_finish(session) -> None:
     tests make, and forked workers share those pages untouched."""
     gc.freeze()
     if XDIST_WORKER:
-        from pagekit.section import write_json_atomically
+        from pagekit.atomic import write_json_atomically
 
         units = {item.nodeid: xdist_unit_of(item) for item in session.items if xdist_unit_of(item)}
         write_json_atomically(Path(os.environ[UNITS_FILE_ENV]), units)  # every worker writes the same

@@ -10,7 +10,7 @@ import ast
 
 import pytest
 
-from conftest import SECTIONS
+from conftest import SECTION_IDS, SECTIONS
 from pagekit.run_sections import inputs_of
 
 
@@ -29,7 +29,7 @@ def unworded_thresholds(path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("script", SECTIONS, ids=[s.name for s in SECTIONS])
+@pytest.mark.parametrize("script", SECTIONS, ids=SECTION_IDS)
 def test_claim_thresholds_are_in_their_words(script):
     modules = [p for p in inputs_of(script) if p.suffix == ".py" and p.parent.name == script.package]
     found = [f for p in modules for f in unworded_thresholds(p)]

@@ -35,19 +35,18 @@ import nbformat
 import pytest
 
 from pagekit import notebooks
-from conftest import PIN_HOLDS, REPO_ROOT
+from conftest import PIN_HOLDS, REPO_ROOT, page_ids
 from pagekit.paths import golden_dir
 from pagekit.registry import page_config, page_packages
 
 PACKAGES = page_packages()
 RUN_CELL = re.compile(r"^(\w+) = experiment\('(\w+)', '(\w+)', SETTING\)$")
-# What each page's notebook runs under make test: the quick setting (a page
-# without reduced configurations would run the same sizes in either, and
-# could run "page" here to assert its claims too).
-SETTING_UNDER_TEST = {"normalisation_and_stability": "quick", "normalisation_layers": "quick"}
+# Every page's notebook runs in its quick setting under make test (one
+# setting for all, so a new page needs no entry here).
+SETTING_UNDER_TEST = "quick"
 
 
-@pytest.mark.parametrize("package", PACKAGES)
+@pytest.mark.parametrize("package", PACKAGES, ids=page_ids(PACKAGES))
 def test_notebook_is_current(package):
     path = notebooks.notebook_path(package)
     assert path.exists(), f"{path.relative_to(REPO_ROOT)} is missing: run `make notebooks`"
@@ -56,7 +55,7 @@ def test_notebook_is_current(package):
         "run `make notebooks`")
 
 
-@pytest.mark.parametrize("package", PACKAGES)
+@pytest.mark.parametrize("package", PACKAGES, ids=page_ids(PACKAGES))
 def test_notebook_is_valid_and_holds_the_repository_code(package):
     notebook = nbformat.read(notebooks.notebook_path(package), as_version=4)
     nbformat.validate(notebook)
@@ -121,7 +120,7 @@ def start_executing() -> None:
     for package in PACKAGES:
         workdir = scratch / package
         command = [sys.executable, str(Path(notebooks.__file__)), "--page", package,
-                   "--execute", SETTING_UNDER_TEST[package], str(scratch / f"{package}.ipynb"),
+                   "--execute", SETTING_UNDER_TEST, str(scratch / f"{package}.ipynb"),
                    "--workdir", str(workdir)]
         # A session of its own: stop_executing ends its kernel with it.
         _RUNS[package] = (subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -167,7 +166,7 @@ def section_runs() -> dict[tuple[str, str], tuple[dict, Path]]:
     alone, with its own error."""
     runs = {}
     for package in PACKAGES:
-        setting = SETTING_UNDER_TEST[package]
+        setting = SETTING_UNDER_TEST
         path = notebooks.notebook_path(package)
         if setting != "quick" or not path.exists() or path.read_text(encoding="utf-8") != notebooks.notebook_text(package):
             continue
@@ -199,9 +198,9 @@ def executed() -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("package", PACKAGES)
+@pytest.mark.parametrize("package", PACKAGES, ids=page_ids(PACKAGES))
 def test_notebook_runs_and_prints_the_pinned_numbers(executed, package):
-    setting, notebook = SETTING_UNDER_TEST[package], executed[package]
+    setting, notebook = SETTING_UNDER_TEST, executed[package]
     if isinstance(notebook, Exception):
         pytest.fail(f"{package}'s notebook failed in the {setting} setting: {notebook}", pytrace=False)
     page = page_config(package).PAGE
@@ -226,7 +225,7 @@ def test_notebook_runs_and_prints_the_pinned_numbers(executed, package):
         assert not wrong, f"{section} ({setting}): printed ≠ pinned for {wrong}"
 
 
-@pytest.mark.parametrize("package", PACKAGES)
+@pytest.mark.parametrize("package", PACKAGES, ids=page_ids(PACKAGES))
 def test_page_links_its_notebook_at_the_top_and_at_each_experiment(package):
     """"Run it yourself" before the first numbered section, and a link in every
     section where one of the page's experiments first runs."""

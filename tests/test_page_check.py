@@ -13,9 +13,10 @@ import pytest
 from pagekit import check_page
 from pagekit.check_page import PageError, check_page as run_check, numbers_in
 from pagekit.registry import page_config, page_packages
+from conftest import page_ids
 
 
-@pytest.mark.parametrize("package", page_packages())
+@pytest.mark.parametrize("package", page_packages(), ids=page_ids(page_packages()))
 def test_real_page_matches_its_numbers(package):
     report = run_check(page_config(package))
     assert report.ok, "\n".join(report.lines())

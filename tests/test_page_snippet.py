@@ -90,7 +90,7 @@ def test_printed_tensors_equal_the_comments(snippet, snippet_output):
 
 
 def test_comments_equal_section_two(snippet, regenerated):
-    quotes = regenerated["norm_worked_vector"].get()["quotes"]
+    quotes = regenerated[("normalisation_and_stability", "norm_worked_vector")].get()["quotes"]
 
     def printed(name: str) -> list[float]:  # the texts section 2 prints, with U+2212 minus signs
         return [float(t.replace("\u2212", "-")) for t in quotes[name]["text"]]

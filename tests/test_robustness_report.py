@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from pagekit import numeric_env
-from conftest import REPO_ROOT, skip_bit_level
+from conftest import REPO_ROOT, page_ids, skip_bit_level
 from pagekit.registry import page_config, page_packages
 from pagekit import robustness_report
 from pagekit.robustness_report import HASH_LINE, data_path, experiment_sections, report_path
@@ -28,7 +28,7 @@ def read_report(package: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("package", page_packages())
+@pytest.mark.parametrize("package", page_packages(), ids=page_ids(page_packages()))
 def test_report_is_current_for_every_section(package):
     recorded = {m["section"]: m["hash"] for m in HASH.finditer(read_report(package))}
     stale = [s.name for s in experiment_sections([package]) if recorded.get(s.name) != current_hash(s)]
@@ -37,7 +37,7 @@ def test_report_is_current_for_every_section(package):
     assert data["inputs"] == recorded, "the report's data and its Markdown come from different runs"
 
 
-@pytest.mark.parametrize("package", page_packages())
+@pytest.mark.parametrize("package", page_packages(), ids=page_ids(page_packages()))
 def test_every_claim_holds_where_it_must(package):
     failures = [line for line in read_report(package).splitlines()
                 if "**FAILS**" in line or "**ERROR**" in line or "**missing**" in line]
@@ -115,7 +115,7 @@ def assert_skips_checked(package: str, section: str, variants: list[str]) -> Non
     assert check["quotes"] > 0 and check["claims"] > 0, f"{section}: a skip check that compares nothing"
 
 
-@pytest.mark.parametrize("package", TORCH_ONLY_PACKAGES)
+@pytest.mark.parametrize("package", TORCH_ONLY_PACKAGES, ids=page_ids(TORCH_ONLY_PACKAGES))
 def test_skipped_variants_were_checked_to_change_nothing(package):
     """The report skips numpy's X86_V2 loops for the sections a page lists
     as torch-only, and checks that skip on the runs: the section's reduced
@@ -137,7 +137,7 @@ def test_skipped_variants_were_checked_to_change_nothing(package):
         assert_skips_checked(package, section, variants)
 
 
-@pytest.mark.parametrize("package", TORCH_ONLY_PACKAGES)
+@pytest.mark.parametrize("package", TORCH_ONLY_PACKAGES, ids=page_ids(TORCH_ONLY_PACKAGES))
 def test_torch_only_sections_are_rerun_under_one_openblas_variant(package):
     """torch's products run on OpenBLAS under the pin: a torch-only section
     runs under SAMPLING_OPENBLAS_VARIANT and no other OpenBLAS variant; a
@@ -151,7 +151,7 @@ def test_torch_only_sections_are_rerun_under_one_openblas_variant(package):
         assert run == expected, script.name
 
 
-@pytest.mark.parametrize("package", THREAD_EXACT_PACKAGES)
+@pytest.mark.parametrize("package", THREAD_EXACT_PACKAGES, ids=page_ids(THREAD_EXACT_PACKAGES))
 def test_sections_not_retrained_on_two_threads_were_checked_to_give_the_same_values(package):
     """The report does not retrain a section its page lists in
     THREAD_EXACT_SECTIONS on two torch threads: its reduced run there (the

@@ -850,7 +850,7 @@ def unmatched(number: ProseNumber, token: str, config, golden, numbers, candidat
 def apply_fixes(path: Path, findings: list[Finding]) -> int:
     """Replace each stale token on its line, keeping the file's line endings;
     writes (atomically) only when something changed. Returns how many."""
-    from pagekit.section import atomic_write  # the one atomic writer (loads matplotlib: only for --fix)
+    from pagekit.atomic import atomic_write  # the one atomic writer
 
     source = read_page(path)
     lines = source.splitlines(keepends=True)

@@ -101,8 +101,16 @@ if __name__ == "__main__":
 
 PAGE = '''# {title}
 
+```{{page-facts}}
+:level: Replace with who the page is for
+:subjects: replace with what the page covers
+Replace with what a reader should know first.
+```
+
 A page scaffolded by `make new-page`: replace this paragraph and the section
 below with the page's own text (CONTRIBUTING.md says how).
+
+**Run it yourself.** [The page's notebook](../figures/{slug}/{slug}.ipynb) reruns the experiment below.
 
 Contents
 
@@ -110,8 +118,7 @@ Contents
 
 ## 1. A first result
 
-Adding the odd numbers one after another gives a perfect square every time: a
-dozen of them add up to 144.
+Adding the first dozen odd numbers gives 144, which is a dozen squared.
 
 :::{{figure}} ../figures/{slug}/{section}_running_sum.svg
 :name: fig-{slug}-running-sum
