@@ -81,8 +81,9 @@ doctor: $(VENV_STAMP) ## does this machine reproduce the committed numbers? (its
 	@$(PY) -m pagekit.kernel_fingerprint
 
 # Rules and why: pyproject.toml. make test runs it too (tests/test_lint.py).
-lint: $(VENV_STAMP) ## ruff over docs/ and tests/: unused or undefined names, silent zip truncation
+lint: $(VENV_STAMP) ## ruff over docs/ and tests/: unused or undefined names, silent zip truncation, layout (ruff format . fixes it)
 	@$(VENV)/bin/ruff check --no-cache .
+	@$(VENV)/bin/ruff format --no-cache --check .
 
 test: $(VENV_STAMP) ## the whole test suite, lint included (what CI runs); PAGE=<slug>: that page's tests only
 	@$(PY) -m pytest tests $(if $(PAGE),-k "$(PAGE)")

@@ -128,15 +128,39 @@ MATHJAX_PACKAGE = "sphinx-mathjax-offline"  # pinned in requirements.txt
 # above, the fonts the output draws with, and the TeX extensions its
 # autoloader fetches on demand.
 MATHJAX_FILES = (
-    "startup.js", "core.js", "input/tex.js", "output/chtml.js", "output/chtml/fonts/tex.js",
+    "startup.js",
+    "core.js",
+    "input/tex.js",
+    "output/chtml.js",
+    "output/chtml/fonts/tex.js",
     "a11y/assistive-mml.js",
-) + tuple(f"input/tex/extensions/{name}.js" for name in (
-    # The TeX packages MathJax's autoloader fetches when a formula uses one of
-    # their macros (\boldsymbol, \cancel, \color, \coloneqq, ...); not
-    # physics, bussproofs or mhchem, which no page of this kind needs.
-    "action", "amscd", "bbox", "boldsymbol", "braket", "cancel", "cases", "centernot",
-    "color", "colortbl", "empheq", "enclose", "extpfeil", "gensymb", "html", "mathtools",
-    "unicode", "upgreek", "verb"))
+) + tuple(
+    f"input/tex/extensions/{name}.js"
+    for name in (
+        # The TeX packages MathJax's autoloader fetches when a formula uses one of
+        # their macros (\boldsymbol, \cancel, \color, \coloneqq, ...); not
+        # physics, bussproofs or mhchem, which no page of this kind needs.
+        "action",
+        "amscd",
+        "bbox",
+        "boldsymbol",
+        "braket",
+        "cancel",
+        "cases",
+        "centernot",
+        "color",
+        "colortbl",
+        "empheq",
+        "enclose",
+        "extpfeil",
+        "gensymb",
+        "html",
+        "mathtools",
+        "unicode",
+        "upgreek",
+        "verb",
+    )
+)
 MATHJAX_DIRS = ("output/chtml/fonts/woff-v2",)
 
 
@@ -148,8 +172,9 @@ def _mathjax_source() -> Path:
     try:
         dist = metadata.distribution(MATHJAX_PACKAGE)
     except metadata.PackageNotFoundError as exc:
-        raise SiteError(f"{MATHJAX_PACKAGE} is not installed: the site's maths comes from it "
-                        "(pip install -r requirements.txt)") from exc
+        raise SiteError(
+            f"{MATHJAX_PACKAGE} is not installed: the site's maths comes from it (pip install -r requirements.txt)"
+        ) from exc
     root = Path(dist.locate_file("sphinx-mathjax-offline/static/mathjax"))
     if not (root / MATHJAX_FILES[0]).is_file():
         raise SiteError(f"{MATHJAX_PACKAGE} has no {MATHJAX_FILES[0]} under {root}")
@@ -243,10 +268,11 @@ def _index_entry(number: int, page: str) -> str:
     subjects = facts.get("subjects") or page_summary(page)
     if subjects:
         lines += [f"   {subjects[0].upper() + subjects[1:]}.", ""]
-    after = (f" Read it after {{doc}}`{facts['after']}`."
-             if facts.get("after") in site_pages() else "")
-    lines.append(f"   {times[0].upper() + times[1:]}.{after} How robust its results are: "
-                 f"{{ref}}`the summary <robustness-{page}>`.")
+    after = f" Read it after {{doc}}`{facts['after']}`." if facts.get("after") in site_pages() else ""
+    lines.append(
+        f"   {times[0].upper() + times[1:]}.{after} How robust its results are: "
+        f"{{ref}}`the summary <robustness-{page}>`."
+    )
     return "\n".join(lines)
 
 
@@ -257,8 +283,7 @@ def _index_markdown() -> str:
     if not pages:
         lines.append("No pages yet.")
     toctree = ["```{toctree}", ":hidden:", ":maxdepth: 2", ":caption: Pages", ""]
-    toctree += pages + ["```", "", "```{toctree}", ":hidden:", ":caption: About the results",
-                        "", ROBUSTNESS_DOC, "```"]
+    toctree += pages + ["```", "", "```{toctree}", ":hidden:", ":caption: About the results", "", ROBUSTNESS_DOC, "```"]
     return "\n".join(lines + [""] + toctree) + "\n"
 
 
@@ -349,13 +374,16 @@ def _claim_verdict(claim: dict, runs: list[str]) -> str:
         return "**did not hold** at " + ", ".join(failed)
     own = ["seed 0"] + variants
     if not all(holds.get(r, False) for r in own):
-        return "**did not hold** on the page's own run under " + ", ".join(
-            r for r in own if not holds.get(r, False))
+        return "**did not hold** on the page's own run under " + ", ".join(r for r in own if not holds.get(r, False))
     others = [r for r in seeds if r != "seed 0"]
     held = [r for r in others if holds.get(r, False)]
-    tail = ("and at the other seeds too" if len(held) == len(others) else
-            f"at the other seeds: held at {', '.join(held)}" if held else
-            "not at the other seeds")
+    tail = (
+        "and at the other seeds too"
+        if len(held) == len(others)
+        else f"at the other seeds: held at {', '.join(held)}"
+        if held
+        else "not at the other seeds"
+    )
     return f"a result of the page's own run: held under every numeric variant, {tail}"
 
 
@@ -374,15 +402,17 @@ def _robustness_summary(page: str) -> str:
     claims = [c for _, v in sections for c in v["claims"]]
     general = [c for c in claims if c["every_seed"]]
     general_held = sum(all(c["holds"].values()) for c in general)
-    lines = [f"**In short.** Of the {len(claims)} statements this page's experiments check, "
-             f"{len(general)} are stated generally and {general_held} of those held at every seed "
-             f"and numeric variant; the other {len(claims) - len(general)} are about the page's "
-             "own run, and the page says so where it makes them.", ""]
+    lines = [
+        f"**In short.** Of the {len(claims)} statements this page's experiments check, "
+        f"{len(general)} are stated generally and {general_held} of those held at every seed "
+        f"and numeric variant; the other {len(claims) - len(general)} are about the page's "
+        "own run, and the page says so where it makes them.",
+        "",
+    ]
     for name, section in sections:
         number = home.get(name)
         where = f"Section {number}, {titles[number]}" if number in titles else name
-        link = (f"[{where}](../{page}.md#{_github_slug(f'{number}. {titles[number]}')})"
-                if number in titles else where)
+        link = f"[{where}](../{page}.md#{_github_slug(f'{number}. {titles[number]}')})" if number in titles else where
         runs = section["runs"]
         checks = section["claims"]
         plain = [c for c in checks if c["every_seed"] and all(c["holds"].values())]
@@ -391,8 +421,10 @@ def _robustness_summary(page: str) -> str:
         if len(plain) == len(checks):
             line += f", all held at every seed ({seeds}) and numeric variant ({len(runs) - seeds})."
         else:
-            line += (f"; {len(plain)} held at every seed ({seeds}) and numeric variant "
-                     f"({len(runs) - seeds}), and these did not, or need not:")
+            line += (
+                f"; {len(plain)} held at every seed ({seeds}) and numeric variant "
+                f"({len(runs) - seeds}), and these did not, or need not:"
+            )
         lines.append(line)
         for claim in checks:
             if claim in plain:
@@ -414,15 +446,15 @@ def _robustness_markdown() -> str:
         parts.append(f"The page: {{doc}}`../{page}`.\n")
         path = report_file(page)
         if path is None:
-            parts.append("No robustness report has been generated for this page yet "
-                         "(`make seeds` writes it).\n")
+            parts.append("No robustness report has been generated for this page yet (`make seeds` writes it).\n")
             continue
         parts.append(_robustness_summary(page))
         rel = path.relative_to(REPO).as_posix()
-        parts.append("`````{raw} html\n<details class=\"report-tables\"><summary>The full "
-                     f"tables: every claim and every quoted number under every run (from "
-                     f"<code>{rel}</code>)</summary>\n" + _report_html_with_headings(path)
-                     + "\n</details>\n`````\n")
+        parts.append(
+            '`````{raw} html\n<details class="report-tables"><summary>The full '
+            f"tables: every claim and every quoted number under every run (from "
+            f"<code>{rel}</code>)</summary>\n" + _report_html_with_headings(path) + "\n</details>\n`````\n"
+        )
     return "\n".join(parts)
 
 
@@ -449,8 +481,9 @@ def _generate(app, docname: str, source: list[str]) -> None:
     block = re.compile(r"^```\{" + re.escape(name) + r"\}[^\n]*\n```[ \t]*$", re.MULTILINE)
     text, count = block.subn(lambda _m: make(), source[0])
     if count != 1:
-        raise SiteError(f"{docname}.md must hold exactly one ```{{{name}}}``` block "
-                        f"(found {count}); the site generates its content")
+        raise SiteError(
+            f"{docname}.md must hold exactly one ```{{{name}}}``` block (found {count}); the site generates its content"
+        )
     source[0] = text
 
 
@@ -464,14 +497,21 @@ class RobustnessReportLinks(SphinxTransform):
 
     def apply(self, **kwargs) -> None:
         for node in list(self.document.findall(addnodes.download_reference)) + list(
-                self.document.findall(addnodes.pending_xref)):
+            self.document.findall(addnodes.pending_xref)
+        ):
             match = self._target.search(node.get("reftarget", ""))
             if not match:
                 continue
             page = match.group(1)
             xref = addnodes.pending_xref(
-                "", refdomain="std", reftype="ref", reftarget=f"robustness-{page}",
-                refexplicit=True, refwarn=True, refdoc=self.env.docname)
+                "",
+                refdomain="std",
+                reftype="ref",
+                reftarget=f"robustness-{page}",
+                refexplicit=True,
+                refwarn=True,
+                refdoc=self.env.docname,
+            )
             xref += nodes.inline("", node.astext())
             node.replace_self(xref)
 
@@ -523,10 +563,20 @@ class SectionLinks(SphinxTransform):
     already in a link, code, maths or a heading is left alone."""
 
     default_priority = 730
-    _pattern = re.compile(r"(?<!page's )\b([Ss]ections?) (\d+)(?:( and | or | to |, )(\d+))?"
-                          r"(?!\d| of the (?:first|second|other|previous|next) page)")
-    _skip = (nodes.reference, nodes.literal, nodes.literal_block, nodes.math, nodes.math_block,
-             nodes.raw, nodes.title, addnodes.pending_xref)
+    _pattern = re.compile(
+        r"(?<!page's )\b([Ss]ections?) (\d+)(?:( and | or | to |, )(\d+))?"
+        r"(?!\d| of the (?:first|second|other|previous|next) page)"
+    )
+    _skip = (
+        nodes.reference,
+        nodes.literal,
+        nodes.literal_block,
+        nodes.math,
+        nodes.math_block,
+        nodes.raw,
+        nodes.title,
+        addnodes.pending_xref,
+    )
 
     def apply(self, **kwargs) -> None:
         if self.env.docname not in site_pages():
@@ -551,7 +601,7 @@ class SectionLinks(SphinxTransform):
                     numbers.append((match.group(4), match.start(4), match.end(4)))
                 if not all(int(n) in targets for n, _, _ in numbers):
                     continue
-                pieces.append(nodes.Text(source[position:match.start()]))
+                pieces.append(nodes.Text(source[position : match.start()]))
                 cursor = match.start()
                 for k, (number, start, end) in enumerate(numbers):
                     label_start = cursor if k == 0 else start
@@ -583,13 +633,14 @@ class NumberColumns(SphinxTransform):
     dash) is set right-aligned, so the digits line up (site.css, class num)."""
 
     default_priority = 720
-    _number = re.compile(r"^[−+-]?[\d,]*\.?\d+(?:\s?%)?(?:\s?±\s?[\d,]*\.?\d+%?)?"
-                         r"(?:\s?×\s?10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)?$|^[—–-]$")
+    _number = re.compile(
+        r"^[−+-]?[\d,]*\.?\d+(?:\s?%)?(?:\s?±\s?[\d,]*\.?\d+%?)?"
+        r"(?:\s?×\s?10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)?$|^[—–-]$"
+    )
 
     def apply(self, **kwargs) -> None:
         for tgroup in self.document.findall(nodes.tgroup):
-            bodies = [row.children for tbody in tgroup.findall(nodes.tbody)
-                      for row in tbody.findall(nodes.row)]
+            bodies = [row.children for tbody in tgroup.findall(nodes.tbody) for row in tbody.findall(nodes.row)]
             if not bodies:
                 continue
             width = max(len(cells) for cells in bodies)
@@ -681,6 +732,7 @@ def _size_and_lazy_load_images(app, exc) -> None:
 
 def unquote_path(src: str) -> str:
     from urllib.parse import unquote
+
     return unquote(src.split("#")[0].split("?")[0])
 
 
@@ -719,8 +771,7 @@ class CaptionedLiteralInclude(LiteralInclude):
                 continue
             start, end = _lines_in_file(block.astext(), path)
             up = "../" * self.env.docname.count("/")
-            link = nodes.reference("", "", refuri=f"{up}{CODE_DIR}/{rel}", internal=False,
-                                   classes=["code-source"])
+            link = nodes.reference("", "", refuri=f"{up}{CODE_DIR}/{rel}", internal=False, classes=["code-source"])
             link += nodes.literal(rel, rel)
             caption.children = []
             caption += link
@@ -735,14 +786,13 @@ def _lines_in_file(text: str, path: Path) -> tuple[int, int]:
     wanted = text.rstrip("\n").split("\n")
     lines = path.read_text(encoding="utf-8").split("\n")
     for k in range(len(lines) - len(wanted) + 1):
-        if lines[k:k + len(wanted)] == wanted:
+        if lines[k : k + len(wanted)] == wanted:
             return k + 1, k + len(wanted)
     return 1, len(wanted)
 
 
 def _merge_code_files(app, env, docnames, other) -> None:
-    env.site_code_files = getattr(env, "site_code_files", set()) | getattr(
-        other, "site_code_files", set())
+    env.site_code_files = getattr(env, "site_code_files", set()) | getattr(other, "site_code_files", set())
 
 
 def _copy_code_files(app, exc) -> None:
@@ -806,9 +856,11 @@ def _hands_on_text(page: str) -> str:
     record = hands_on(page)
     if record is None:
         return "not measured yet (`make bench` measures it)"
-    return (f"about {_duration(record['cpu_seconds'])} of CPU time to rerun every experiment "
-            f"(measured by `make bench` on a {record['cores']}-core {record['machine']}; "
-            f"{_duration(record['wall_seconds'])} of wall time there)")
+    return (
+        f"about {_duration(record['cpu_seconds'])} of CPU time to rerun every experiment "
+        f"(measured by `make bench` on a {record['cores']}-core {record['machine']}; "
+        f"{_duration(record['wall_seconds'])} of wall time there)"
+    )
 
 
 def page_facts(page: str) -> dict[str, str]:
@@ -831,16 +883,20 @@ class PageFacts(SphinxDirective):
     prose, where `make check` checks them, so a digit in the body is an error."""
 
     has_content = True
-    option_spec = {"level": directives.unchanged_required, "subjects": directives.unchanged,
-                   "after": directives.unchanged}
+    option_spec = {
+        "level": directives.unchanged_required,
+        "subjects": directives.unchanged,
+        "after": directives.unchanged,
+    }
 
     def run(self):
         page = self.env.docname
         body = "\n".join([*self.content, *self.options.values()])
         # A number, not a digit inside a name (float32 is a name).
         if re.search(r"(?<![\w.])\d", re.sub(r"\]\([^)]*\)", "]", body)):
-            raise self.error("a {page-facts} box holds no numbers (write them in the prose, "
-                             "where make check checks them)")
+            raise self.error(
+                "a {page-facts} box holds no numbers (write them in the prose, where make check checks them)"
+            )
         minutes, words, figures = reading_minutes(page)
         box = nodes.container(classes=["page-facts"])
         box["ids"].append("page-facts")
@@ -855,9 +911,12 @@ class PageFacts(SphinxDirective):
             items.append(entry)
 
         item("Level", nodes.paragraph(text=self.options["level"]))
-        item("Reading", nodes.paragraph(
-            text=f"about {minutes} min ({words:,} words at {WORDS_PER_MINUTE} a minute, "
-                 f"and {figures} figures)"))
+        item(
+            "Reading",
+            nodes.paragraph(
+                text=f"about {minutes} min ({words:,} words at {WORDS_PER_MINUTE} a minute, and {figures} figures)"
+            ),
+        )
         hands = nodes.paragraph()
         self.state.nested_parse(self.content.__class__([_hands_on_text(page)]), self.content_offset, hands)
         item("Hands-on", *hands.children)
@@ -870,9 +929,15 @@ class PageFacts(SphinxDirective):
         pdf += nodes.Text("the page as a PDF")
         extra += pdf
         extra += nodes.Text("; how its results hold at other seeds: ")
-        xref = addnodes.pending_xref("", refdomain="std", reftype="ref",
-                                     reftarget=f"robustness-{page}", refexplicit=True,
-                                     refwarn=True, refdoc=page)
+        xref = addnodes.pending_xref(
+            "",
+            refdomain="std",
+            reftype="ref",
+            reftarget=f"robustness-{page}",
+            refexplicit=True,
+            refwarn=True,
+            refdoc=page,
+        )
         xref += nodes.inline("", "the robustness summary")
         extra += xref
         item("Also", extra)
@@ -917,9 +982,13 @@ def _refuse_outside_files(app, doctree) -> None:
             lines.setdefault(Path(source).resolve(), node.line)
     for path in outside:
         _logger.error(
-            "includes %s, which is outside the repository (%s): the site may include "
-            "only the repository's own files", path, REPO,
-            location=(docname, lines.get(path)), type="site", subtype="outside_include")
+            "includes %s, which is outside the repository (%s): the site may include only the repository's own files",
+            path,
+            REPO,
+            location=(docname, lines.get(path)),
+            type="site",
+            subtype="outside_include",
+        )
     doctree.children = []
     doctree += nodes.paragraph(text="(This page includes files from outside the repository.)")
     app.env._site_refused = True

@@ -27,8 +27,15 @@ DOCS = Path(__file__).resolve().parent
 REPO = DOCS.parent
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run")
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
 PDF_DIR = "pdf"  # docs/conf.py links <site>/pdf/<page>.pdf from each page
 
 # Ready to print: maths typeset (or none), every image loaded, every answer open.
@@ -52,9 +59,11 @@ const start = Date.now();
   else setTimeout(wait, 50);
 })();
 """
-FOOTER = ('<div style="font-size:8px; width:100%; text-align:center; color:#555;">'
-          '<span class="title"></span> · <span class="pageNumber"></span> / '
-          '<span class="totalPages"></span></div>')
+FOOTER = (
+    '<div style="font-size:8px; width:100%; text-align:center; color:#555;">'
+    '<span class="title"></span> · <span class="pageNumber"></span> / '
+    '<span class="totalPages"></span></div>'
+)
 
 
 def pdf_pages(data: bytes) -> int:
@@ -112,10 +121,16 @@ def print_page(driver, url: str, target: Path) -> tuple[int, int]:
     state = driver.execute_async_script(PREPARE)
     if state != "ready":
         raise RuntimeError(f"{url}: not ready to print ({state})")
-    result = driver.execute_cdp_cmd("Page.printToPDF", {
-        "printBackground": True, "preferCSSPageSize": True,
-        "displayHeaderFooter": True, "headerTemplate": "<div></div>", "footerTemplate": FOOTER,
-    })
+    result = driver.execute_cdp_cmd(
+        "Page.printToPDF",
+        {
+            "printBackground": True,
+            "preferCSSPageSize": True,
+            "displayHeaderFooter": True,
+            "headerTemplate": "<div></div>",
+            "footerTemplate": FOOTER,
+        },
+    )
     data = base64.b64decode(result["data"])
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(data)
@@ -139,8 +154,11 @@ def print_site_with(driver, base: str, site: Path) -> dict[str, tuple[int, int]]
         target = site / PDF_DIR / f"{page}.pdf"
         results[page] = print_page(driver, f"{base}/{page}.html", target)
         pages, size = results[page]
-        print(f"{target.relative_to(REPO) if target.is_relative_to(REPO) else target}: "
-              f"{pages} pages, {size / 1e6:.2f} MB", flush=True)
+        print(
+            f"{target.relative_to(REPO) if target.is_relative_to(REPO) else target}: "
+            f"{pages} pages, {size / 1e6:.2f} MB",
+            flush=True,
+        )
     return results
 
 
@@ -151,8 +169,7 @@ def main(argv: list[str]) -> int:
         return 2
     for tool in (CHROMIUM, CHROMEDRIVER):
         if not Path(tool).is_file():
-            print(f"error: {tool} is missing: apt-get install -y chromium chromium-driver",
-                  file=sys.stderr)
+            print(f"error: {tool} is missing: apt-get install -y chromium chromium-driver", file=sys.stderr)
             return 2
     print_site(site.resolve())
     return 0

@@ -143,6 +143,8 @@ def pytest_collection_modifyitems(items):
 
 
 SECTIONS = all_sections()
+
+
 def page_ids(packages) -> list[str]:
     """Test ids for parameters that are page packages: the page's slug, so
     `pytest -k <page>` (make test PAGE=<page>) selects them."""
@@ -212,8 +214,9 @@ class SectionRun:
     def golden(self) -> dict:
         path = golden_dir(self.config.PAGE) / f"{self.name}.json"
         if not path.exists():
-            pytest.fail(f"{path.relative_to(REPO_ROOT)} is missing: inspect the numbers, then `make golden`",
-                        pytrace=False)
+            pytest.fail(
+                f"{path.relative_to(REPO_ROOT)} is missing: inspect the numbers, then `make golden`", pytrace=False
+            )
         record = json.loads(path.read_text(encoding="utf-8"))
         if self.reduced:  # the reduced run's pins, with the full run's figure hashes
             return {**record.get("reduced", {}), "figures": record.get("figures", {})}
@@ -231,8 +234,11 @@ def is_heavy(script) -> bool:
 
 def runs_notebooks(session) -> bool:
     """Whether this session executes the pages' notebooks (their slow test is selected)."""
-    return any(item.module.__name__ == "test_notebooks" and item.get_closest_marker("slow")
-               for item in session.items if getattr(item, "module", None))
+    return any(
+        item.module.__name__ == "test_notebooks" and item.get_closest_marker("slow")
+        for item in session.items
+        if getattr(item, "module", None)
+    )
 
 
 def selected_sections(session) -> list:

@@ -47,9 +47,11 @@ def drawn_text_styles(svg: Path) -> list[tuple[float, str]]:
 
 def relative_luminance(colour: str) -> float:
     """WCAG 2's relative luminance of an sRGB colour #rrggbb."""
+
     def linear(channel: float) -> float:
         return channel / 12.92 if channel <= 0.04045 else ((channel + 0.055) / 1.055) ** 2.4
-    r, g, b = (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+
+    r, g, b = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
     return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b)
 
 

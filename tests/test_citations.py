@@ -81,8 +81,10 @@ def test_a_good_page_passes(tmp_path):
 
 
 def test_a_citation_with_no_entry_fails(tmp_path):
-    text = ("[Ba and Roe, 2016](references/bibliography.md#ba-and-roe-2016) and\n"
-            "[Doe, 2020](references/bibliography.md#doe-2020).\n")
+    text = (
+        "[Ba and Roe, 2016](references/bibliography.md#ba-and-roe-2016) and\n"
+        "[Doe, 2020](references/bibliography.md#doe-2020).\n"
+    )
     found = findings(tmp_path, text, [ENTRY.format(name="Ba and Roe, 2016")])
     assert len(found) == 1 and "page.md:2" in found[0] and "#doe-2020" in found[0]
 
@@ -109,8 +111,9 @@ def test_a_passage_without_its_source_fails(tmp_path):
 
 
 def test_an_unlinked_author_year_mention_fails(tmp_path):
-    text = ("[Ba and Roe, 2016](references/bibliography.md#ba-and-roe-2016), while\n"
-            "Doe and colleagues (2020) disagree.\n")
+    text = (
+        "[Ba and Roe, 2016](references/bibliography.md#ba-and-roe-2016), while\nDoe and colleagues (2020) disagree.\n"
+    )
     found = findings(tmp_path, text, [ENTRY.format(name="Ba and Roe, 2016")])
     assert len(found) == 1 and "page.md:2" in found[0] and "colleagues (2020)" in found[0]
 

@@ -29,8 +29,9 @@ from pagekit.paths import DIAGRAMS_DIR
 from pagekit.record import CONSTANT_NAME
 
 ALLOWED_NUMBERS = (0, 1)
-SCRIPTS = sorted(p for package in page_packages() for p in (DIAGRAMS_DIR / package).glob("*.py")
-                 if p.name != "__init__.py")
+SCRIPTS = sorted(
+    p for package in page_packages() for p in (DIAGRAMS_DIR / package).glob("*.py") if p.name != "__init__.py"
+)
 
 
 def module_constants(tree: ast.Module) -> set[str]:
@@ -62,8 +63,11 @@ def inline_numbers(node: ast.AST) -> list[str]:
             return
         if isinstance(n, ast.Constant):
             value = n.value
-            if isinstance(value, (int, float, complex)) and not isinstance(value, bool) \
-                    and value not in ALLOWED_NUMBERS:
+            if (
+                isinstance(value, (int, float, complex))
+                and not isinstance(value, bool)
+                and value not in ALLOWED_NUMBERS
+            ):
                 found.append(repr(value))
             elif isinstance(value, str) and is_number(value) and number_value(value) not in ALLOWED_NUMBERS:
                 found.append(repr(value))
@@ -119,8 +123,11 @@ def weak_claims(path: Path) -> list[str]:
     where = path.relative_to(DIAGRAMS_DIR.parent.parent) if path.is_relative_to(DIAGRAMS_DIR.parent.parent) else path
     problems = []
     for call in ast.walk(tree):
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and call.func.attr in ("claim", "claim_bound")):
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr in ("claim", "claim_bound")
+        ):
             continue
         at = f"{where}:{call.lineno}"
         if call.func.attr == "claim":
@@ -128,8 +135,10 @@ def weak_claims(path: Path) -> list[str]:
             if condition is None:
                 continue
             for number in inline_numbers(condition):
-                problems.append(f"{at}: {number} is written inline in the condition "
-                                f"`{ast.unparse(condition)}`: name it as a module constant and format it into the statement")
+                problems.append(
+                    f"{at}: {number} is written inline in the condition "
+                    f"`{ast.unparse(condition)}`: name it as a module constant and format it into the statement"
+                )
             worded = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)} if statement is not None else set()
             for name in constants_read(condition, constants):
                 if name not in worded:
@@ -139,8 +148,10 @@ def weak_claims(path: Path) -> list[str]:
             if bound is not None and not (isinstance(bound, ast.Name) and bound.id in constants):
                 problems.append(f"{at}: claim_bound's bound `{ast.unparse(bound)}` is not a named module constant")
             for number in inline_numbers(measured) if measured is not None else []:
-                problems.append(f"{at}: {number} is written inline in claim_bound's measured side "
-                                f"`{ast.unparse(measured)}`: name it as a module constant")
+                problems.append(
+                    f"{at}: {number} is written inline in claim_bound's measured side "
+                    f"`{ast.unparse(measured)}`: name it as a module constant"
+                )
     return problems
 
 
@@ -152,9 +163,12 @@ def test_claim_conditions_use_named_constants_their_words_state(path):
 
 def test_every_page_has_claims_to_read():
     """The reader finds the claims (a renamed API would make the test vacuous)."""
-    counted = sum(1 for p in SCRIPTS for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
-                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                  and n.func.attr in ("claim", "claim_bound"))
+    counted = sum(
+        1
+        for p in SCRIPTS
+        for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("claim", "claim_bound")
+    )
     assert counted > 100 and {p.parent.name for p in SCRIPTS} == set(page_packages())
 
 
@@ -169,7 +183,8 @@ def test_the_reader_finds_each_kind_of_weakening(tmp_path):
         "    section.claim(f'{COUNT} exact', v[2] == 0 and f'{gap:.4f}' != '0.3000')\n"  # numeric string
         "    section.claim_bound('gap', gap, '>=', 0.3)\n"  # literal bound
         "    section.claim_bound('gap', 2 * gap, '>=', FAR_ABOVE)\n",  # literal in the measured side
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     problems = [p.removeprefix(f"{probe}:") for p in weak_claims(probe)]
     assert problems == [
         "6: 0.3 is written inline in the condition `gap >= 0.3`: name it as a module constant and format it into "

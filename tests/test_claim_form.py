@@ -9,7 +9,7 @@ import importlib.util
 
 from pagekit.section import Section
 
-PROBE = '''
+PROBE = """
 FAR_ABOVE = 0.3
 SIZES = (2, 4)
 
@@ -22,7 +22,7 @@ def claims(section, gap, local_bound=7):
     section.agree("twice the gap and the gap doubled", 2 * gap, gap + gap, atol=1e-12)
     for size in SIZES:
         section.claim(holds=gap > size / 100, statement=f"gap above {size}%")
-'''
+"""
 
 
 def load_probe(tmp_path):

@@ -16,12 +16,21 @@ from pagekit.run_sections import inputs_of
 
 def unworded_thresholds(path) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    constants = {t.id for node in tree.body if isinstance(node, ast.Assign)
-                 for t in node.targets if isinstance(t, ast.Name) and t.id.isupper()}
+    constants = {
+        t.id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name) and t.id.isupper()
+    }
     found = []
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "claim" and len(node.args) >= 2):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "claim"
+            and len(node.args) >= 2
+        ):
             statement, condition = node.args[0], node.args[1]
             used = {n.id for n in ast.walk(condition) if isinstance(n, ast.Name) and n.id in constants}
             worded = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
@@ -38,6 +47,8 @@ def test_claim_thresholds_are_in_their_words(script):
 
 def test_the_reader_finds_a_bare_threshold(tmp_path):
     probe = tmp_path / "probe.py"
-    probe.write_text("LIMIT = 0.5\n\ndef compute(section):\n    section.claim('gap above half', gap > LIMIT)\n"
-                     "    section.claim(f'gap above {LIMIT}', gap > LIMIT)\n")
+    probe.write_text(
+        "LIMIT = 0.5\n\ndef compute(section):\n    section.claim('gap above half', gap > LIMIT)\n"
+        "    section.claim(f'gap above {LIMIT}', gap > LIMIT)\n"
+    )
     assert unworded_thresholds(probe) == ["probe.py:4: LIMIT"]

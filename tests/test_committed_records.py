@@ -27,7 +27,7 @@ from pagekit.golden import differences, pinned_part
 from pagekit.registry import page_config
 from svg_text import drawn_texts, write_probe_svg
 
-ACCEPT = ("a hand edit? restore the file; an intended change: `make figures`, inspect it, then `make golden`")
+ACCEPT = "a hand edit? restore the file; an intended change: `make figures`, inspect it, then `make golden`"
 ACROSS_SEEDS_PAGE = "normalisation_layers"  # the page whose section 10 tabulates every seed
 ELEMENT = re.compile(r"^(?P<name>[a-z][a-z0-9_]*)(?:\[(?P<index>\d+)\])?$")
 
@@ -63,15 +63,20 @@ def test_committed_numbers_equal_their_golden_record(script):
     numbers_path, committed = committed_numbers(script)
     golden_path, golden = golden_record(script)
     changes = record_mismatches(committed, golden)
-    assert not changes, (f"{numbers_path} differs from {golden_path} (golden -> committed):\n  "
-                         + "\n  ".join(changes) + f"\n({ACCEPT})")
+    assert not changes, (
+        f"{numbers_path} differs from {golden_path} (golden -> committed):\n  " + "\n  ".join(changes) + f"\n({ACCEPT})"
+    )
 
 
 def drawn_numbers_not_quoted(svg, texts: set[str]) -> list[str]:
     """Each number drawn in ``svg`` outside its tick labels (the declared
     non-results) that is not one of ``texts``, with the string it is in."""
-    return [f"{m.group()!r} in {text!r}" for text in drawn_texts(svg)
-            for m in numbers_in(text) if normalise(m.group()) not in texts]
+    return [
+        f"{m.group()!r} in {text!r}"
+        for text in drawn_texts(svg)
+        for m in numbers_in(text)
+        if normalise(m.group()) not in texts
+    ]
 
 
 def quote_texts(record: dict) -> set[str]:
@@ -103,8 +108,11 @@ def test_committed_figures_draw_only_committed_quotes(script):
     than the numbers beside it, fails."""
     numbers_path, committed = committed_numbers(script)
     strays = figure_strays(REPO_ROOT / "figures" / committed["page"], committed)
-    assert not strays, (f"numbers drawn in figures/{committed['page']}/ that are no quote of {numbers_path}:\n  "
-                        + "\n  ".join(strays) + f"\n({ACCEPT})")
+    assert not strays, (
+        f"numbers drawn in figures/{committed['page']}/ that are no quote of {numbers_path}:\n  "
+        + "\n  ".join(strays)
+        + f"\n({ACCEPT})"
+    )
 
 
 def test_the_drawn_numbers_check_finds_an_edited_number(tmp_path):
@@ -153,15 +161,22 @@ def test_across_seeds_seed_zero_column_is_the_committed_numbers():
     path, table = committed_numbers(scripts["across_seeds"])
     records = {name: committed_numbers(scripts[name])[1] for name in {row[2] for row in rows}}
     wrong = across_seeds_mismatches(table, records, rows)
-    assert not wrong, (f"{path}: the seed-0 column is not the committed numbers it summarises:\n  "
-                       + "\n  ".join(wrong) + "\n(`make robustness PAGE=normalisation-layers`, then `make figures`)")
+    assert not wrong, (
+        f"{path}: the seed-0 column is not the committed numbers it summarises:\n  "
+        + "\n  ".join(wrong)
+        + "\n(`make robustness PAGE=normalisation-layers`, then `make figures`)"
+    )
 
 
 def test_the_across_seeds_check_finds_an_edited_cell():
     rows = (("r", 1, "s", "v[1]"),)
     records = {"s": {"quotes": {"v": {"value": [1.0, 2.0], "text": ["1.0", "2.0"], "rel_tol": 1e-9, "abs_tol": 0}}}}
-    table = {"quotes": {"r_seeds": {"value": [2.0, 2.1, 1.9], "text": ["2.0", "2.1", "1.9"]},
-                        "r_kernels": {"value": [2.0, 2.0], "text": ["2.0", "2.0"]}}}
+    table = {
+        "quotes": {
+            "r_seeds": {"value": [2.0, 2.1, 1.9], "text": ["2.0", "2.1", "1.9"]},
+            "r_kernels": {"value": [2.0, 2.0], "text": ["2.0", "2.0"]},
+        }
+    }
     assert across_seeds_mismatches(table, records, rows) == []
     table["quotes"]["r_seeds"]["text"][0] = "2.1"
     assert across_seeds_mismatches(table, records, rows) == ["r_seeds[0]: '2.1', but s.v[1] is '2.0'"]

@@ -105,8 +105,9 @@ def test_an_unclipped_line_and_patch_outside_are_named():
 
 def test_an_annotation_arrow_running_outside_is_named():
     fig, ax = _plot()
-    ax.annotate("note", xy=(3, 1), xytext=(4.5, 1), xycoords="data",
-                arrowprops={"arrowstyle": "->"}, annotation_clip=False)
+    ax.annotate(
+        "note", xy=(3, 1), xytext=(4.5, 1), xycoords="data", arrowprops={"arrowstyle": "->"}, annotation_clip=False
+    )
     _saved(fig)
     problems = check_figure_fits(fig)
     assert any("annotation 'note'" in p and "right edge" in p for p in problems), problems
@@ -166,7 +167,7 @@ def test_it_is_fast_after_a_save(panels):
     fig.subplots_adjust(left=0.08, right=0.98, bottom=0.16, top=0.84, wspace=0.3)
     axes = fig.subplots(1, panels)
     for k, ax in enumerate(axes):
-        ax.plot(range(50), [i ** 1.5 for i in range(50)], label=f"run {k}")
+        ax.plot(range(50), [i**1.5 for i in range(50)], label=f"run {k}")
         ax.set_yscale("log")
         ax.set_title(f"panel {k}")
         ax.set_xlabel("step")
@@ -191,13 +192,27 @@ def test_only_public_matplotlib_names_are_used():
     ``Text._renderer``): the checker uses none, so a pinned upgrade cannot
     silently change what it measures."""
     source = Path(figure_bounds.__file__)
-    private = sorted({f"{source.name}:{node.lineno}: .{node.attr}" for node in ast.walk(ast.parse(source.read_text()))
-                      if isinstance(node, ast.Attribute) and node.attr.startswith("_")
-                      and not (node.attr.startswith("__") and node.attr.endswith("__"))})
-    private += [f"{source.name}:{node.lineno}: getattr(..., {node.args[1].value!r})"
-                for node in ast.walk(ast.parse(source.read_text()))
-                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr" and len(node.args) > 1
-                and isinstance(node.args[1], ast.Constant) and str(node.args[1].value).startswith("_")]
-    private += [f"{source.name}: imports matplotlib.cbook" for node in ast.walk(ast.parse(source.read_text()))
-                if isinstance(node, ast.ImportFrom) and "cbook" in {a.name for a in node.names}]
+    private = sorted(
+        {
+            f"{source.name}:{node.lineno}: .{node.attr}"
+            for node in ast.walk(ast.parse(source.read_text()))
+            if isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not (node.attr.startswith("__") and node.attr.endswith("__"))
+        }
+    )
+    private += [
+        f"{source.name}:{node.lineno}: getattr(..., {node.args[1].value!r})"
+        for node in ast.walk(ast.parse(source.read_text()))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) == "getattr"
+        and len(node.args) > 1
+        and isinstance(node.args[1], ast.Constant)
+        and str(node.args[1].value).startswith("_")
+    ]
+    private += [
+        f"{source.name}: imports matplotlib.cbook"
+        for node in ast.walk(ast.parse(source.read_text()))
+        if isinstance(node, ast.ImportFrom) and "cbook" in {a.name for a in node.names}
+    ]
     assert not private, "private matplotlib names in the figure-bounds checker:\n" + "\n".join(private)

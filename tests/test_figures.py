@@ -40,15 +40,22 @@ def visual_diff(committed: Path, fresh: Path, page: str, labels=("committed", "n
         return f"{labels[0]} {rel(expected)}, {labels[1]} {rel(actual)} (no difference image: {error})"
     if result is None:
         return f"{labels[0]} {rel(expected)}, {labels[1]} {rel(actual)} (the renderings are identical: only the SVG text differs)"
-    return (f"{labels[0]} {rel(expected)}, {labels[1]} {rel(actual)}, difference {rel(Path(result['diff']))} "
-            f"(RMS {result['rms']:.2f})")
+    return (
+        f"{labels[0]} {rel(expected)}, {labels[1]} {rel(actual)}, difference {rel(Path(result['diff']))} "
+        f"(RMS {result['rms']:.2f})"
+    )
 
 
 def pinned_version(path: Path, pinned_hash: str) -> Path | None:
     """The version of a committed figure the golden record pinned, from git's
     HEAD when it is that version (None: not a git checkout, or HEAD differs)."""
-    done = subprocess.run(["git", "show", f"HEAD:{path.relative_to(REPO_ROOT)}"], cwd=REPO_ROOT,
-                          capture_output=True, timeout=30, check=False)
+    done = subprocess.run(
+        ["git", "show", f"HEAD:{path.relative_to(REPO_ROOT)}"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
     if done.returncode != 0 or hashlib.sha256(done.stdout).hexdigest() != pinned_hash:
         return None
     copy = Path(tempfile.mkdtemp(prefix="pinned-figure-")) / path.name
@@ -74,8 +81,11 @@ def test_figures_match_their_golden_hashes(run):
         assert path.exists(), f"{path.relative_to(REPO_ROOT)} is not committed: run `make figures`"
         if sha256(path) != pinned[name]:
             pinned_svg = pinned_version(path, pinned[name])
-            pictures = (visual_diff(pinned_svg, path, run.config.PAGE, ("pinned", "committed")) if pinned_svg
-                        else "(git's HEAD holds no copy of the pinned version to draw)")
+            pictures = (
+                visual_diff(pinned_svg, path, run.config.PAGE, ("pinned", "committed"))
+                if pinned_svg
+                else "(git's HEAD holds no copy of the pinned version to draw)"
+            )
             raise AssertionError(f"{name}: the committed file differs from the golden record; {ACCEPT}\n  {pictures}")
     if run.reduced:  # a reduced run draws other numbers; the full run's files are pinned above
         return
@@ -143,11 +153,14 @@ def test_text_palette_is_dark_enough_and_keeps_each_hue():
     """Every text shade reads on white, and is a darker shade of the same
     colour (hue within 1 degree), so a label still matches its line."""
     import colorsys
+
     for name, shade in style.TEXT_PALETTE.items():
         assert contrast_on_white(shade) >= SMALL_TEXT_CONTRAST, (
-            f"{name}: text shade {shade} has contrast {contrast_on_white(shade):.2f} on white")
-        line, text = (colorsys.rgb_to_hls(*(int(c[i:i + 2], 16) / 255 for i in (1, 3, 5)))
-                      for c in (style.PALETTE[name], shade))
+            f"{name}: text shade {shade} has contrast {contrast_on_white(shade):.2f} on white"
+        )
+        line, text = (
+            colorsys.rgb_to_hls(*(int(c[i : i + 2], 16) / 255 for i in (1, 3, 5))) for c in (style.PALETTE[name], shade)
+        )
         if line[2] > 0:  # a grey has no hue
             gap = abs(line[0] - text[0]) * 360
             assert min(gap, 360 - gap) <= 1.0, f"{name}: text shade {shade} changes the hue by {gap:.1f}°"
@@ -166,12 +179,15 @@ def test_committed_figures_draw_no_small_or_faint_text():
         styles = drawn_text_styles(svg)
         assert styles, f"{svg.name}: no text found; has the SVG text format changed?"
         small = sorted({size for size, _ in styles if size < style.SMALLEST_TEXT_PT - 1e-9})
-        faint = sorted({fill for _, fill in styles
-                        if fill != "#ffffff" and contrast_on_white(fill) < SMALL_TEXT_CONTRAST})
+        faint = sorted(
+            {fill for _, fill in styles if fill != "#ffffff" and contrast_on_white(fill) < SMALL_TEXT_CONTRAST}
+        )
         if small:
             problems.append(f"{svg.name}: text at {small} pt")
         if faint:
-            problems.append(f"{svg.name}: text in {faint} ({', '.join(f'{contrast_on_white(f):.2f}:1' for f in faint)})")
+            problems.append(
+                f"{svg.name}: text in {faint} ({', '.join(f'{contrast_on_white(f):.2f}:1' for f in faint)})"
+            )
     assert not problems, "regenerate with `make figures`:\n" + "\n".join(problems)
 
 

@@ -29,9 +29,11 @@ def test_same_quotes_as_golden(run):
 
 def test_texts_equal_golden(run):
     record, golden = run.get(), run.golden["quotes"]
-    changed = [f"{name}: {golden[name]['text']!r} -> {q['text']!r}"
-               for name, q in pinned_quotes(record).items()
-               if name in golden and q["text"] != golden[name]["text"] and rounding_stable(run, name)]
+    changed = [
+        f"{name}: {golden[name]['text']!r} -> {q['text']!r}"
+        for name, q in pinned_quotes(record).items()
+        if name in golden and q["text"] != golden[name]["text"] and rounding_stable(run, name)
+    ]
     assert not changed, "texts changed:\n" + "\n".join(changed) + f"\n({ACCEPT})"
 
 
@@ -82,8 +84,11 @@ def test_agreements_stay_in_their_decade(run):
     its tolerance, but its gap jumps by decades."""
     fresh = agreement_decades(run.get()["claims"])
     pinned = run.golden.get("agreement_decades", {})
-    moved = [f"{s}: gap 1e{pinned[s]} -> 1e{d}" for s, d in fresh.items()
-             if s in pinned and abs(pinned[s] - d) > DECADE_SLACK]
+    moved = [
+        f"{s}: gap 1e{pinned[s]} -> 1e{d}"
+        for s, d in fresh.items()
+        if s in pinned and abs(pinned[s] - d) > DECADE_SLACK
+    ]
     assert not moved, "\n".join(moved) + f"\n({ACCEPT})"
 
 
@@ -92,11 +97,15 @@ def test_committed_numbers_are_current(run):
     (content hash), by the page's own run, and says what a fresh run says."""
     committed = run.committed
     path = f"figures/{run.config.PAGE}/numbers/{run.name}.json"
-    assert committed.get("seed_offset", 0) == 0 and committed.get("variant", "pinned") == "pinned" \
-        and not committed.get("reduced"), f"{path} is not the page's own run: `make -B figures`"
+    assert (
+        committed.get("seed_offset", 0) == 0
+        and committed.get("variant", "pinned") == "pinned"
+        and not committed.get("reduced")
+    ), f"{path} is not the page's own run: `make -B figures`"
     assert not (why := numeric_env.foreign(committed)), f"{path}: {why}"
-    assert committed.get("inputs_hash") == current_hash(run.script), \
+    assert committed.get("inputs_hash") == current_hash(run.script), (
         f"{path} is stale for its inputs (a script, module, pin or the numeric environment changed): `make figures`"
+    )
     if run.reduced:
         return
     fresh = run.get()
@@ -104,6 +113,7 @@ def test_committed_numbers_are_current(run):
         c = committed["quotes"].get(name)
         assert c is not None, f"{path} is stale ({name}): `make figures`"
         assert c["text"] == q["text"] or not rounding_stable(run, name), f"{path} is stale ({name}): `make figures`"
-    assert [pinned_claim(c) for c in committed["claims"]] == [pinned_claim(c) for c in fresh["claims"]], \
+    assert [pinned_claim(c) for c in committed["claims"]] == [pinned_claim(c) for c in fresh["claims"]], (
         f"{path} is stale (claims): `make figures`"
+    )
     assert committed["figures"] == fresh["figures"], f"{path} is stale (figures): `make figures`"

@@ -18,8 +18,10 @@ def test_layout_and_comments_do_not_change_a_modules_content(tmp_path):
     module = tmp_path / "m.py"
     module.write_text('"""Doc."""\nRATE = 0.1\n\n\ndef f(x):\n    """Doc."""\n    return x * RATE\n')
     before = inputs.code_content(module)
-    module.write_text('"""Another doc."""\n# why the rate\nRATE = 0.1  # a comment\n\n\ndef f(\n    x,\n):\n'
-                      '    """Other words."""\n    return (x\n            * RATE)\n')
+    module.write_text(
+        '"""Another doc."""\n# why the rate\nRATE = 0.1  # a comment\n\n\ndef f(\n    x,\n):\n'
+        '    """Other words."""\n    return (x\n            * RATE)\n'
+    )
     assert inputs.code_content(module) == before
     module.write_text('"""Doc."""\nRATE = 0.2\n\n\ndef f(x):\n    """Doc."""\n    return x * RATE\n')
     assert inputs.code_content(module) != before
@@ -31,16 +33,21 @@ def test_page_registry_edits_leave_sections_current_but_code_does_not(tmp_path):
     init = tmp_path / "__init__.py"
     init.write_text('"""Doc."""\nPAGE = "p"\nSECTION_SCRIPTS = {1: ("a",)}\n', encoding="utf-8")
     before = inputs.code_content(init, leave_out=inputs.REGISTRY_NAMES)
-    init.write_text('"""Other doc."""\n# a comment\nPAGE = "p"\nSECTION_SCRIPTS = {1: ("a",), 2: ("b",)}\n'
-                    'STRUCTURAL = (r"x",)\n', encoding="utf-8")
+    init.write_text(
+        '"""Other doc."""\n# a comment\nPAGE = "p"\nSECTION_SCRIPTS = {1: ("a",), 2: ("b",)}\nSTRUCTURAL = (r"x",)\n',
+        encoding="utf-8",
+    )
     assert inputs.code_content(init, leave_out=inputs.REGISTRY_NAMES) == before
     init.write_text('"""Doc."""\nPAGE = "p"\nSECTION_SCRIPTS = {1: ("a",)}\nSCALE = 2.0\n', encoding="utf-8")
     assert inputs.code_content(init, leave_out=inputs.REGISTRY_NAMES) != before
 
 
 def test_only_the_modules_that_decide_results_are_every_sections_inputs():
-    shared = {p.name for p in inputs.section_inputs("normalisation_and_stability", "norm_worked_vector")
-              if p.parent == PACKAGE_DIR}
+    shared = {
+        p.name
+        for p in inputs.section_inputs("normalisation_and_stability", "norm_worked_vector")
+        if p.parent == PACKAGE_DIR
+    }
     assert shared == set(inputs.RESULT_MODULES)
     assert not shared & {"run_sections.py", "check_page.py", "wording.py", "inputs.py", "paths.py", "atomic.py"}
 
@@ -51,8 +58,11 @@ def tree_copy(tmp_path, monkeypatch):
     copy = tmp_path / "docs" / "diagrams"
     shutil.copytree(DIAGRAMS_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO_ROOT / "requirements.lock", tmp_path / "requirements.lock")
-    shutil.copytree(REPO_ROOT / "figures", tmp_path / "figures",  # data a section declares (across_seeds)
-                    ignore=shutil.ignore_patterns("*.svg", "*.ipynb"))
+    shutil.copytree(
+        REPO_ROOT / "figures",
+        tmp_path / "figures",  # data a section declares (across_seeds)
+        ignore=shutil.ignore_patterns("*.svg", "*.ipynb"),
+    )
     monkeypatch.setattr(inputs, "DIAGRAMS_DIR", copy)
     monkeypatch.setattr(inputs, "PACKAGE_DIR", copy / "pagekit")
     monkeypatch.setattr(inputs, "REPO_ROOT", tmp_path)
@@ -61,15 +71,17 @@ def tree_copy(tmp_path, monkeypatch):
 
 
 def every_hash() -> dict[tuple[str, str], str]:
-    return {(package, name): inputs.inputs_hash(package, name)
-            for package in page_packages() for name in section_scripts(package)}
+    return {
+        (package, name): inputs.inputs_hash(package, name)
+        for package in page_packages()
+        for name in section_scripts(package)
+    }
 
 
 def test_a_comment_in_every_module_reruns_no_section(tree_copy):
     before = every_hash()
     for module in tree_copy.rglob("*.py"):
-        module.write_text(module.read_text(encoding="utf-8") + "\n# a comment that decides nothing\n",
-                          encoding="utf-8")
+        module.write_text(module.read_text(encoding="utf-8") + "\n# a comment that decides nothing\n", encoding="utf-8")
     assert every_hash() == before
 
 
@@ -82,8 +94,7 @@ def test_a_changed_constant_reruns_exactly_the_sections_that_import_it(tree_copy
     mlp.write_text(source.replace(seeds, seeds.replace("0, 0, 0, 1", "0, 0, 0, 2")), encoding="utf-8")
     after = every_hash()
     changed = {key for key in before if before[key] != after[key]}
-    users = {(p, n) for p, n in before if p == "normalisation_layers"
-             and mlp in inputs.section_inputs(p, n)}
+    users = {(p, n) for p, n in before if p == "normalisation_layers" and mlp in inputs.section_inputs(p, n)}
     assert changed == users and ("normalisation_layers", "batch_norm_learning_rate") in changed
     assert not any(p == "normalisation_and_stability" for p, _ in changed)
 

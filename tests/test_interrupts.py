@@ -25,14 +25,16 @@ def scratch_copy(tmp_path: Path) -> Path:
     copy = tmp_path / "repo"
     diagrams = copy / "docs" / "diagrams"
     diagrams.mkdir(parents=True)
-    shutil.copytree(REPO_ROOT / "docs" / "diagrams" / "pagekit", diagrams / "pagekit",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO_ROOT / "docs" / "diagrams" / "pagekit", diagrams / "pagekit", ignore=shutil.ignore_patterns("__pycache__")
+    )
     # This machine's fingerprint answer (same code, packages and expectation), so
     # the runner does not probe the kernels again before its first section.
     if (REPO_ROOT / "build" / "kernel-fingerprint").is_dir():
         shutil.copytree(REPO_ROOT / "build" / "kernel-fingerprint", copy / "build" / "kernel-fingerprint")
-    shutil.copytree(REPO_ROOT / "docs" / "diagrams" / PACKAGE, diagrams / PACKAGE,
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO_ROOT / "docs" / "diagrams" / PACKAGE, diagrams / PACKAGE, ignore=shutil.ignore_patterns("__pycache__")
+    )
     shutil.copytree(REPO_ROOT / "figures" / PAGE, copy / "figures" / PAGE)
     shutil.copy2(REPO_ROOT / "requirements.txt", copy / "requirements.txt")
     shutil.copy2(REPO_ROOT / "requirements.lock", copy / "requirements.lock")  # make venv's input
@@ -81,8 +83,14 @@ def copy_env(copy: Path) -> dict[str, str]:
 
 def runner(copy: Path, *args: str) -> subprocess.Popen:
     # The copy's own path to the interpreter, so its processes name the copy.
-    return subprocess.Popen([str(copy / ".venv" / "bin" / "python"), "-m", "pagekit.run_sections", *args],
-                            cwd=copy, env=copy_env(copy), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [str(copy / ".venv" / "bin" / "python"), "-m", "pagekit.run_sections", *args],
+        cwd=copy,
+        env=copy_env(copy),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -101,8 +109,14 @@ def test_an_interrupted_run_loses_nothing(tmp_path, signum):
 def test_killing_make_stops_the_runner(tmp_path):
     copy = scratch_copy(tmp_path)
     before = outputs(copy)
-    make = subprocess.Popen(["make", "-s", "-B", "figures"], cwd=copy, env=copy_env(copy), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    make = subprocess.Popen(
+        ["make", "-s", "-B", "figures"],
+        cwd=copy,
+        env=copy_env(copy),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_for(make, "start")
     pid = int((copy / "build" / "make-figures.lock").read_text())
     make.kill()  # make alone, as `kill -9 <make's pid>` would

@@ -45,8 +45,7 @@ def _run_sections(slots: int, sections: int, jobs: int, marker_dir) -> int:
     job_slots.activate(job_slots.JobSlots(slots))
     try:
         context = multiprocessing.get_context("fork")
-        processes = [context.Process(target=_section, args=(str(marker_dir), f"s{k}-", jobs))
-                     for k in range(sections)]
+        processes = [context.Process(target=_section, args=(str(marker_dir), f"s{k}-", jobs)) for k in range(sections)]
         for process in processes:
             process.start()
         for process in processes:

@@ -24,15 +24,24 @@ from pagekit import openblas_matmul
 from conftest import FOREIGN_KERNELS, REPO_ROOT, skip_bit_level
 
 
-
 def fresh_fingerprint(*args: str, **env: str) -> subprocess.CompletedProcess:
     """kernel_fingerprint.py in a fresh interpreter (the pin must load before
     numpy and torch), as from a shell plus ``env``."""
-    ours = {*numeric_env.PIN, numeric_env.VARIANT_ENV, numeric_env.WARNED_ENV, numeric_env.FOREIGN_KERNELS_ENV,
-            kernel_fingerprint.EXPECTED_ENV}
+    ours = {
+        *numeric_env.PIN,
+        numeric_env.VARIANT_ENV,
+        numeric_env.WARNED_ENV,
+        numeric_env.FOREIGN_KERNELS_ENV,
+        kernel_fingerprint.EXPECTED_ENV,
+    }
     clean = {k: v for k, v in os.environ.items() if k not in ours}
-    return subprocess.run([sys.executable, "-m", "pagekit.kernel_fingerprint", *args], env={**clean, **env},
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "pagekit.kernel_fingerprint", *args],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def hashes(listing: str) -> dict[str, str]:
@@ -62,16 +71,21 @@ def test_torch_products_run_on_openblas_under_the_pin():
         assert np.array_equal(torch.bmm(batch, b.expand(6, 33, 45)).numpy(), np.matmul(batch.numpy(), b.numpy()))
         bias = torch.randn(45, generator=g, dtype=dtype)
         assert np.array_equal(torch.addmm(bias, a, b).numpy(), a.numpy() @ b.numpy() + bias.numpy())
-        assert np.array_equal(torch.addmm(bias, a, b, beta=0.5, alpha=2).numpy(),
-                              2 * (a.numpy() @ b.numpy()) + 0.5 * bias.numpy())
+        assert np.array_equal(
+            torch.addmm(bias, a, b, beta=0.5, alpha=2).numpy(), 2 * (a.numpy() @ b.numpy()) + 0.5 * bias.numpy()
+        )
         assert np.array_equal(torch.mv(a, b[:, 0]).numpy(), a.numpy() @ b.numpy()[:, 0])
     weight = torch.randn(45, 33, generator=g, dtype=torch.float64, requires_grad=True)
     x = torch.randn(70, 33, generator=g, dtype=torch.float64, requires_grad=True)
     torch.nn.functional.linear(x, weight).sum().backward()
     assert np.array_equal(weight.grad.numpy(), np.ones((45, 70)) @ x.detach().numpy())
-    assert torch.autograd.gradcheck(lambda p, q: torch.baddbmm(p, q, q.transpose(1, 2)),
-                                    (torch.randn(2, 4, 4, dtype=torch.float64, requires_grad=True),
-                                     torch.randn(2, 4, 3, dtype=torch.float64, requires_grad=True)))
+    assert torch.autograd.gradcheck(
+        lambda p, q: torch.baddbmm(p, q, q.transpose(1, 2)),
+        (
+            torch.randn(2, 4, 4, dtype=torch.float64, requires_grad=True),
+            torch.randn(2, 4, 3, dtype=torch.float64, requires_grad=True),
+        ),
+    )
 
 
 def test_no_torch_section_calls_an_mkl_blas_routine():
@@ -80,11 +94,19 @@ def test_no_torch_section_calls_an_mkl_blas_routine():
     skip_bit_level()
     for page, section in (("normalisation_layers", "qk_norm"),):  # linear layers, attention, AdamW, clipping
         script = REPO_ROOT / "docs" / "diagrams" / page / f"{section}.py"
-        done = subprocess.run([sys.executable, str(script), "--reduced", "--no-figures", "--quiet"],
-                              env={**os.environ, "MKL_VERBOSE": "1"}, capture_output=True, text=True, timeout=240)
+        done = subprocess.run(
+            [sys.executable, str(script), "--reduced", "--no-figures", "--quiet"],
+            env={**os.environ, "MKL_VERBOSE": "1"},
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
-        calls = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("MKL_VERBOSE")
-                 and "(" in line and "oneMKL" not in line]
+        calls = [
+            line
+            for line in (done.stdout + done.stderr).splitlines()
+            if line.startswith("MKL_VERBOSE") and "(" in line and "oneMKL" not in line
+        ]
         assert calls == [], f"{section} called MKL: {calls[:3]}"
 
 
@@ -110,8 +132,9 @@ def test_the_fingerprint_sees_other_kernels(pinned_listing):
 
 def test_the_committed_fingerprint_is_of_the_pin_and_this_machine_matches_it(pinned_listing):
     expected = json.loads(kernel_fingerprint.EXPECTED_PATH.read_text(encoding="utf-8"))
-    assert expected["settings"] == numeric_env.settings(numeric_env.PINNED), \
+    assert expected["settings"] == numeric_env.settings(numeric_env.PINNED), (
         "the pin changed: record the fingerprint again (kernel_fingerprint.py --record)"
+    )
     assert list(expected["hashes"]) == list(pinned_listing), "the probed operations changed: --record"
     skip_bit_level()
     rows = [(label, "torch", digest) for label, digest in pinned_listing.items()]

@@ -40,16 +40,21 @@ def test_installed_set_equals_the_lock():
     locked = {name: version for name, (version, _) in lock_entries().items()}
     extra = sorted(f"{n}=={v}" for n, v in installed.items() if locked.get(n) != v)
     missing = sorted(f"{n}=={v}" for n, v in locked.items() if installed.get(n) != v)
-    assert not extra and not missing, (f"the environment differs from requirements.lock: installed, not locked "
-                                       f"{extra}; locked, not installed {missing}: run `make venv`")
+    assert not extra and not missing, (
+        f"the environment differs from requirements.lock: installed, not locked "
+        f"{extra}; locked, not installed {missing}: run `make venv`"
+    )
 
 
 def test_lock_matches_the_direct_requirements():
     """Each direct requirement is locked at its pin (torch's local +cpu label
     aside), and the lock's direct entries are exactly requirements.txt's."""
     lock, direct = lock_entries(), direct_requirements()
-    wrong = [f"{name}=={version} (lock: {lock[name][0] if name in lock else 'absent'})"
-             for name, version in direct.items() if name not in lock or lock[name][0].split("+")[0] != version]
+    wrong = [
+        f"{name}=={version} (lock: {lock[name][0] if name in lock else 'absent'})"
+        for name, version in direct.items()
+        if name not in lock or lock[name][0].split("+")[0] != version
+    ]
     assert not wrong, f"requirements.lock is not the lock of requirements.txt: {wrong}; {RELOCK}"
     marked = {name for name, (_, via) in lock.items() if "-r requirements.txt" in via}
     assert marked == set(direct), f"the lock's direct requirements differ from requirements.txt; {RELOCK}"
@@ -90,11 +95,14 @@ def test_result_closure_follows_the_dependencies():
     assert closure == {"matplotlib": "3.11.2", "pillow": "13.0.0"}
 
 
-@pytest.mark.parametrize(("bump", "stale"), [
-    ("sphinx==9.0.4", False),  # a docs-only package
-    ("cairosvg==2.9.1", False),  # make preview's, though it needs pillow too
-    ("pillow==13.0.0", True),  # matplotlib draws through it
-])
+@pytest.mark.parametrize(
+    ("bump", "stale"),
+    [
+        ("sphinx==9.0.4", False),  # a docs-only package
+        ("cairosvg==2.9.1", False),  # make preview's, though it needs pillow too
+        ("pillow==13.0.0", True),  # matplotlib draws through it
+    ],
+)
 def test_inputs_hash_follows_only_the_numeric_closure(tmp_path, monkeypatch, bump, stale):
     """Bumping a docs-only package leaves the sections current; bumping a
     dependency of the numeric packages makes them stale."""

@@ -33,10 +33,14 @@ pytestmark = pytest.mark.slow
 # Each mutation: (section, text replaced, its replacement, text appended).
 SCRIPT_MUTATIONS = {
     "weakened threshold": ("unit_mismatch", "STEP_RATIO_FLOOR = 1e6", "STEP_RATIO_FLOOR = 1e5", ""),
-    "figure only": ("norm_worked_vector", "", "",
-                    "\n_draw = draw\n\n\ndef draw(section, results):\n"
-                    "    import matplotlib\n    matplotlib.rcParams['text.color'] = '#555555'\n"
-                    "    _draw(section, results)\n"),
+    "figure only": (
+        "norm_worked_vector",
+        "",
+        "",
+        "\n_draw = draw\n\n\ndef draw(section, results):\n"
+        "    import matplotlib\n    matplotlib.rcParams['text.color'] = '#555555'\n"
+        "    _draw(section, results)\n",
+    ),
     "cross-check dtype": ("norm_worked_vector", "dtype=torch.float32", "dtype=torch.float64", ""),
 }
 
@@ -100,14 +104,21 @@ def mutated(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
             assert source.count(old) == 1, f"the mutation's target {old!r} is not once in {section}.py"
             source = source.replace(old, new)
         script.write_text(source + append, encoding="utf-8")
-        runs.append({"diagrams": str(copy), "section": section, "out": str(root / "out"),
-                     "record": str(root / "record.json")})
-    done = subprocess.run([sys.executable, "-c", RUN_ALL.format(package=PACKAGE), json.dumps(runs)],
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": runs[0]["diagrams"]})
+        runs.append(
+            {"diagrams": str(copy), "section": section, "out": str(root / "out"), "record": str(root / "record.json")}
+        )
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_ALL.format(package=PACKAGE), json.dumps(runs)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": runs[0]["diagrams"]},
+    )
     assert done.returncode == 0, done.stderr
-    return {name: (json.loads(Path(run["record"]).read_text(encoding="utf-8")), Path(run["out"]))
-            for name, run in zip(SCRIPT_MUTATIONS, runs, strict=True)}
+    return {
+        name: (json.loads(Path(run["record"]).read_text(encoding="utf-8")), Path(run["out"]))
+        for name, run in zip(SCRIPT_MUTATIONS, runs, strict=True)
+    }
 
 
 def golden(section: str) -> dict:
@@ -124,8 +135,9 @@ def test_a_figure_only_change_is_caught_by_the_pinned_hashes(mutated):
     record, out = mutated["figure only"]
     pinned = golden("norm_worked_vector")["figures"]
     assert not differences(golden("norm_worked_vector"), pinned_part(record)), "numbers must be unchanged"
-    assert any(sha256(out / name) != pinned[name] for name in record["figures"]), \
+    assert any(sha256(out / name) != pinned[name] for name in record["figures"]), (
         "a figure-only change passed the figure hashes"
+    )
 
 
 def test_a_cross_check_moved_to_another_dtype_is_caught(mutated):
@@ -135,6 +147,7 @@ def test_a_cross_check_moved_to_another_dtype_is_caught(mutated):
 
 
 # --- prose mutations: check a mutated copy of the page against the real numbers ---
+
 
 def check_mutated(tmp_path: Path, mutate) -> list[str]:
     source = PAGE_FILE.read_text(encoding="utf-8")
@@ -166,7 +179,9 @@ def test_two_numbers_swapped_in_a_sentence_are_caught(tmp_path):
             found = [m for m in check_page.numbers_in(lines[i]) if m.group() not in ("1",)]
             if len(found) >= 2 and found[0].group() != found[1].group():
                 a, b = found[0], found[1]
-                lines[i] = lines[i][:a.start()] + b.group() + lines[i][a.end():b.start()] + a.group() + lines[i][b.end():]
+                lines[i] = (
+                    lines[i][: a.start()] + b.group() + lines[i][a.end() : b.start()] + a.group() + lines[i][b.end() :]
+                )
                 return "".join(lines)
         raise AssertionError("no line with two numbers")
 
@@ -177,7 +192,7 @@ def test_a_dropped_sign_is_caught(tmp_path):
     def drop(source: str) -> str:
         match = re.search(r"(?<=[ (])\u2212(?=\d)", source.split("## 1.", 1)[1])
         at = source.index("## 1.") + 5 + match.start()
-        return source[:at] + source[at + 1:]
+        return source[:at] + source[at + 1 :]
 
     assert check_mutated(tmp_path, drop), "a dropped minus sign passed the check"
 
@@ -191,9 +206,12 @@ def test_a_reversed_direction_word_is_caught(tmp_path):
 def test_one_format_name_replaced_by_another_is_caught(tmp_path):
     phrase = next((p for p in backed_phrases() if re.search(r"\b(b?float16|float32)\b", p)), None)
     assert phrase is not None, "no claim backs a phrase naming a number format"
-    swapped = re.sub(r"\bfloat16\b|\bbfloat16\b|\bfloat32\b",
-                     lambda m: {"float16": "bfloat16", "bfloat16": "float16", "float32": "float16"}[m.group()],
-                     phrase, count=1)
+    swapped = re.sub(
+        r"\bfloat16\b|\bbfloat16\b|\bfloat32\b",
+        lambda m: {"float16": "bfloat16", "bfloat16": "float16", "float32": "float16"}[m.group()],
+        phrase,
+        count=1,
+    )
     lines = check_mutated(tmp_path, lambda s: s.replace(phrase, swapped, 1))
     assert any("no longer says" in l for l in lines)
 
@@ -202,46 +220,93 @@ def test_one_format_name_replaced_by_another_is_caught(tmp_path):
 
 WORD_MUTATIONS = {
     "normalisation_and_stability": [
-        ("a ratio's direction word flipped", "1,304 times bigger", "1,304 times smaller",
-         "is followed by the unit 'times smaller', but it is unit_mismatch.mean_ratio, in 'times bigger'"),
-        ("a comparison flipped", "The measured 1.24 is a little less than 1.29",
-         "The measured 1.24 is a little more than 1.29", "the quotes say the opposite: 1.24 is smaller than 1.29"),
-        ("one run restated as every seed", "Warmup rescued post-norm on this run, not at every seed.",
-         "Warmup rescued post-norm at every seed.", "a scope word 'at every seed' in section 4"),
-        ("one run restated as every seed, in the summary", "Several results hold for the page's own run only:",
-         "Several results hold at every seed:", "a scope word 'at every seed' in section 9"),
-        ("a number attributed to the wrong run", "still 0.0258 above the skipped run",
-         "still 0.0258 above the clipped run",
-         "is loss_spike_replay.final_excess, a number of the 'skipped' run, but its sentence names only clipped"),
-        ("a unit changed", "With raw inputs it takes 20,250,628 steps", "With raw inputs it takes 20,250,628 seconds",
-         "20,250,628 in section 1 is followed by the unit 'seconds'"),
-        ("a caption stating the opposite", "the clipped and skipped runs end below the run in which nothing was done.",
-         "the clipped and skipped runs end above the run in which nothing was done.",
-         "the caption and alt text of loss_spike_replay_three_variants.svg no longer say"),
+        (
+            "a ratio's direction word flipped",
+            "1,304 times bigger",
+            "1,304 times smaller",
+            "is followed by the unit 'times smaller', but it is unit_mismatch.mean_ratio, in 'times bigger'",
+        ),
+        (
+            "a comparison flipped",
+            "The measured 1.24 is a little less than 1.29",
+            "The measured 1.24 is a little more than 1.29",
+            "the quotes say the opposite: 1.24 is smaller than 1.29",
+        ),
+        (
+            "one run restated as every seed",
+            "Warmup rescued post-norm on this run, not at every seed.",
+            "Warmup rescued post-norm at every seed.",
+            "a scope word 'at every seed' in section 4",
+        ),
+        (
+            "one run restated as every seed, in the summary",
+            "Several results hold for the page's own run only:",
+            "Several results hold at every seed:",
+            "a scope word 'at every seed' in section 9",
+        ),
+        (
+            "a number attributed to the wrong run",
+            "still 0.0258 above the skipped run",
+            "still 0.0258 above the clipped run",
+            "is loss_spike_replay.final_excess, a number of the 'skipped' run, but its sentence names only clipped",
+        ),
+        (
+            "a unit changed",
+            "With raw inputs it takes 20,250,628 steps",
+            "With raw inputs it takes 20,250,628 seconds",
+            "20,250,628 in section 1 is followed by the unit 'seconds'",
+        ),
+        (
+            "a caption stating the opposite",
+            "the clipped and skipped runs end below the run in which nothing was done.",
+            "the clipped and skipped runs end above the run in which nothing was done.",
+            "the caption and alt text of loss_spike_replay_three_variants.svg no longer say",
+        ),
     ],
     "normalisation_layers": [
         ("a direction word flipped", "1.18 above them", "1.18 below them", "a direction word 'below' in section 7"),
-        ("one run restated as every seed", "while which run is ahead at 0.01 is this run's only",
-         "while which run is ahead at 0.01 held at every seed", "a scope word 'at every seed' in section 9"),
-        ("one run restated as every seed, in the recap", "was ahead at the smallest rate is this page's run only",
-         "was ahead at the smallest rate was the same at every seed", "a scope word 'at every seed' in section 12"),
-        ("a number attributed to the wrong run", "Post-norm without warmup ends at 3.330, 1.18 above them:",
-         "Post-norm with warmup ends at 3.330, 1.18 above them:",
-         "a number of the 'post-norm without warmup' run, but its sentence names only post-norm with warmup"),
-        ("a unit changed", "2.150 nats per character with", "2.150 bits per character with",
-         "2.150 in section 7 is followed by the unit 'bits per character'"),
-        ("a caption stating the opposite", "At 0.01 both pre-norm runs end below both post-norm runs;",
-         "At 0.01 both pre-norm runs end above both post-norm runs;",
-         "the caption and alt text of norm_placement_curves.svg no longer say"),
+        (
+            "one run restated as every seed",
+            "while which run is ahead at 0.01 is this run's only",
+            "while which run is ahead at 0.01 held at every seed",
+            "a scope word 'at every seed' in section 9",
+        ),
+        (
+            "one run restated as every seed, in the recap",
+            "was ahead at the smallest rate is this page's run only",
+            "was ahead at the smallest rate was the same at every seed",
+            "a scope word 'at every seed' in section 12",
+        ),
+        (
+            "a number attributed to the wrong run",
+            "Post-norm without warmup ends at 3.330, 1.18 above them:",
+            "Post-norm with warmup ends at 3.330, 1.18 above them:",
+            "a number of the 'post-norm without warmup' run, but its sentence names only post-norm with warmup",
+        ),
+        (
+            "a unit changed",
+            "2.150 nats per character with",
+            "2.150 bits per character with",
+            "2.150 in section 7 is followed by the unit 'bits per character'",
+        ),
+        (
+            "a caption stating the opposite",
+            "At 0.01 both pre-norm runs end below both post-norm runs;",
+            "At 0.01 both pre-norm runs end above both post-norm runs;",
+            "the caption and alt text of norm_placement_curves.svg no longer say",
+        ),
     ],
 }
 
 
-@pytest.mark.parametrize("package, kind, old, new, expected", [
-    (package, *mutation) for package, mutations in WORD_MUTATIONS.items() for mutation in mutations],
-    ids=[f"{package}: {m[0]}" for package, mutations in WORD_MUTATIONS.items() for m in mutations])
-def test_an_edit_of_the_words_is_caught_with_file_line_and_missing_evidence(tmp_path, package, kind, old, new,
-                                                                            expected):
+@pytest.mark.parametrize(
+    "package, kind, old, new, expected",
+    [(package, *mutation) for package, mutations in WORD_MUTATIONS.items() for mutation in mutations],
+    ids=[f"{package}: {m[0]}" for package, mutations in WORD_MUTATIONS.items() for m in mutations],
+)
+def test_an_edit_of_the_words_is_caught_with_file_line_and_missing_evidence(
+    tmp_path, package, kind, old, new, expected
+):
     config = page_config(package)
     source = (REPO_ROOT / config.PAGE_FILE).read_text(encoding="utf-8")
     assert source.count(old) == 1, f"the mutation's target {old!r} is not once on the page"
@@ -255,4 +320,5 @@ def test_an_edit_of_the_words_is_caught_with_file_line_and_missing_evidence(tmp_
     caught = [entry for entry in lines if expected in entry]
     assert caught, f"{kind} passed the check:\n" + "\n".join(lines)
     assert any(entry.startswith((f"{page}:{line}:", f"{page}:{first}:")) for entry in caught), (
-        f"{kind} was caught, but not at {page.name}:{line}:\n" + "\n".join(caught))
+        f"{kind} was caught, but not at {page.name}:{line}:\n" + "\n".join(caught)
+    )

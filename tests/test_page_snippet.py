@@ -43,8 +43,14 @@ def minimal_env(home: Path) -> dict[str, str]:
     # -S and the installed packages' folder as a plain path entry: the block
     # sees numpy and torch, but not this project, which the venv installs in
     # place through a .pth file (only the site module reads those).
-    return {"PATH": MINIMAL_PATH, "HOME": str(home), "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
-            "PYTHONPATH": sysconfig.get_paths()["purelib"], **pin}
+    return {
+        "PATH": MINIMAL_PATH,
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+        "PYTHONPATH": sysconfig.get_paths()["purelib"],
+        **pin,
+    }
 
 
 def run_guarded(code: str, workdir: Path, timeout: float = TIME_LIMIT) -> subprocess.CompletedProcess:
@@ -53,12 +59,20 @@ def run_guarded(code: str, workdir: Path, timeout: float = TIME_LIMIT) -> subpro
     script = workdir / "snippet.py"
     script.write_text(code, encoding="utf-8")
     try:
-        return subprocess.run([sys.executable, "-S", script.name], cwd=workdir, env=minimal_env(workdir),
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [sys.executable, "-S", script.name],
+            cwd=workdir,
+            env=minimal_env(workdir),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
-        pytest.fail(f"the page's code block did not finish within the {timeout:g} s time limit "
-                    f"(run in {workdir}); make it faster or raise TIME_LIMIT in {Path(__file__).name}",
-                    pytrace=False)
+        pytest.fail(
+            f"the page's code block did not finish within the {timeout:g} s time limit "
+            f"(run in {workdir}); make it faster or raise TIME_LIMIT in {Path(__file__).name}",
+            pytrace=False,
+        )
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +133,9 @@ def test_logged_lines_equal_the_comments(snippet, snippet_output):
     shown = [line[2:] for line in snippet.splitlines() if re.match(pattern, line[2:]) and line.startswith("# ")]
     assert len(printed) == 5 and len(shown) == 5
     assert printed[0] == shown[0] and printed[-1] == shown[-1]  # step 25 and the held-out loss
-    assert "from step 50 on the digits differ" in snippet, "the block must say which printed lines depend on the processor"
+    assert "from step 50 on the digits differ" in snippet, (
+        "the block must say which printed lines depend on the processor"
+    )
 
 
 PROBE = """\

@@ -66,8 +66,13 @@ def rerun(script: Path, tmp_path: Path) -> dict:
     package, section = script.parent.name, script.stem
     code = RUN.format(package=package, section=section, out=str(tmp_path / "out"))
     # The copy's packages (its pagekit and page package) come first on the path.
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(script.parent.parent)})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(script.parent.parent)},
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -82,46 +87,65 @@ def committed(package: str, section: str) -> dict:
 
 
 def condition_changes(package: str, section: str, record: dict) -> list[str]:
-    return [c for c in claim_differences(golden(package, section)["claims"], [pinned_claim(c) for c in record["claims"]])
-            if ": condition " in c]
+    return [
+        c
+        for c in claim_differences(golden(package, section)["claims"], [pinned_claim(c) for c in record["claims"]])
+        if ": condition " in c
+    ]
 
 
 # --- claims weakened while their words keep the old bound ---------------------
 
+
 def test_page_1_weakened_claims_are_caught(tmp_path):
     """An inline literal (static test, with file and line) and an operator
     (golden condition) in unit_mismatch; the statements stay the same."""
-    script = mutate_script(tmp_path, PAGE_1, "unit_mismatch", [
-        ('steps["raw"] > STEP_RATIO_FLOOR * steps["std"]', 'steps["raw"] > 1e5 * steps["std"]'),
-        ("curv_std < STD_CURVATURE_CEILING)", "curv_std <= STD_CURVATURE_CEILING)"),
-    ])
+    script = mutate_script(
+        tmp_path,
+        PAGE_1,
+        "unit_mismatch",
+        [
+            ('steps["raw"] > STEP_RATIO_FLOOR * steps["std"]', 'steps["raw"] > 1e5 * steps["std"]'),
+            ("curv_std < STD_CURVATURE_CEILING\n", "curv_std <= STD_CURVATURE_CEILING\n"),
+        ],
+    )
     static = weak_claims(script)
     assert len(static) == 1 and "unit_mismatch.py:" in static[0], static
     assert "100000.0 is written inline in the condition `steps['raw'] > 100000.0 * steps['std']`" in static[0]
     changed = condition_changes(PAGE_1, "unit_mismatch", rerun(script, tmp_path))
     assert any("raw needs over 1,000,000 times more steps" in c and "100000.0 * steps" in c for c in changed), changed
-    assert any("the standardised curvature ratio is below 2" in c
-               and "'curv_std < STD_CURVATURE_CEILING'" in c and "'curv_std <= STD_CURVATURE_CEILING'" in c
-               for c in changed), changed
+    assert any(
+        "the standardised curvature ratio is below 2" in c
+        and "'curv_std < STD_CURVATURE_CEILING'" in c
+        and "'curv_std <= STD_CURVATURE_CEILING'" in c
+        for c in changed
+    ), changed
 
 
 def test_page_2_weakened_claims_are_caught(tmp_path):
     """layer_norm_batch: "exactly 0" tested as at most 1 (0 and 1 are allowed
     inline, so only the golden condition can see it) and claim_bound's bound
     written inline (its statement, "> 0.5", does not change at all)."""
-    script = mutate_script(tmp_path, PAGE_2, "layer_norm_batch", [
-        ("ln_change == 0.0,", "ln_change <= 1.0,"),
-        ('bn_change, ">", BN_CHANGE_FLOOR,', 'bn_change, ">", 0.5,'),
-    ])
+    script = mutate_script(
+        tmp_path,
+        PAGE_2,
+        "layer_norm_batch",
+        [
+            ("ln_change == 0.0,", "ln_change <= 1.0,"),
+            ('bn_change, ">", BN_CHANGE_FLOOR,', 'bn_change, ">", 0.5,'),
+        ],
+    )
     static = weak_claims(script)
     assert len(static) == 1 and "claim_bound's bound `0.5` is not a named module constant" in static[0], static
     changed = condition_changes(PAGE_2, "layer_norm_batch", rerun(script, tmp_path))
     assert any("exactly 0" in c and "'ln_change <= 1.0'" in c for c in changed), changed
-    assert any("'bn_change > BN_CHANGE_FLOOR' with BN_CHANGE_FLOOR = 0.5 -> 'bn_change > 0.5'" in c
-               for c in changed), changed
+    assert any("'bn_change > BN_CHANGE_FLOOR' with BN_CHANGE_FLOOR = 0.5 -> 'bn_change > 0.5'" in c for c in changed), (
+        changed
+    )
 
 
 # --- committed full-run values and golden values edited by hand ---------------
+
 
 def edited_quote(record: dict, name: str, value: float, text: str) -> dict:
     record = json.loads(json.dumps(record))
@@ -129,10 +153,14 @@ def edited_quote(record: dict, name: str, value: float, text: str) -> dict:
     return record
 
 
-@pytest.mark.parametrize("package, section, quote, value, text", [
-    (PAGE_1, "mixed_precision", "f32_master_end", 0.9610, "0.9610"),
-    (PAGE_2, "norm_placement", "final_post_low", 2.5, "2.500"),  # heavy: the tests rerun only its reduced run
-], ids=["page-1", "page-2-heavy"])
+@pytest.mark.parametrize(
+    "package, section, quote, value, text",
+    [
+        (PAGE_1, "mixed_precision", "f32_master_end", 0.9610, "0.9610"),
+        (PAGE_2, "norm_placement", "final_post_low", 2.5, "2.500"),  # heavy: the tests rerun only its reduced run
+    ],
+    ids=["page-1", "page-2-heavy"],
+)
 def test_a_committed_value_edited_by_hand_is_caught(package, section, quote, value, text, tmp_path):
     """The committed numbers edited (value and text) fail against the golden
     record; so does the same edit with the page's prose edited to match,
@@ -146,8 +174,9 @@ def test_a_committed_value_edited_by_hand_is_caught(package, section, quote, val
     # quotes the new one, so prose and numbers agree; the golden record
     # still holds the run's own value.
     config = page_config(package)
-    shutil.copytree(REPO_ROOT / "figures" / config.PAGE, tmp_path / config.PAGE,
-                    ignore=shutil.ignore_patterns("*.ipynb"))
+    shutil.copytree(
+        REPO_ROOT / "figures" / config.PAGE, tmp_path / config.PAGE, ignore=shutil.ignore_patterns("*.ipynb")
+    )
     numbers = tmp_path / config.PAGE / "numbers"
     (numbers / f"{section}.json").write_text(json.dumps(record), encoding="utf-8")
     old_text = original["quotes"][quote]["text"]
@@ -155,15 +184,20 @@ def test_a_committed_value_edited_by_hand_is_caught(package, section, quote, val
     assert old_text in page, f"the page does not quote {old_text!r}"
     (tmp_path / "page.md").write_text(page.replace(old_text, text), encoding="utf-8")
     prose = check_page.check_page(config, page_path=tmp_path / "page.md", numbers_dir=numbers).lines()
-    found = record_mismatches(json.loads((numbers / f"{section}.json").read_text(encoding="utf-8")),
-                              golden(package, section))
+    found = record_mismatches(
+        json.loads((numbers / f"{section}.json").read_text(encoding="utf-8")), golden(package, section)
+    )
     assert any(f"quote {quote}: text" in c for c in found), (found, prose)
 
 
-@pytest.mark.parametrize("package, section, quote", [
-    (PAGE_1, "unit_mismatch", "steps_raw"),
-    (PAGE_2, "qk_norm", "largest_plain"),  # heavy
-], ids=["page-1", "page-2-heavy"])
+@pytest.mark.parametrize(
+    "package, section, quote",
+    [
+        (PAGE_1, "unit_mismatch", "steps_raw"),
+        (PAGE_2, "qk_norm", "largest_plain"),  # heavy
+    ],
+    ids=["page-1", "page-2-heavy"],
+)
 def test_a_golden_value_edited_is_caught(package, section, quote):
     """A golden value moved beyond its tolerance (text kept) no longer
     matches the committed numbers it was pinned from."""
@@ -179,12 +213,27 @@ def test_a_golden_value_edited_is_caught(package, section, quote):
 
 # --- a number drawn in a committed SVG edited -------------------------------
 
-@pytest.mark.parametrize("package, section, figure, old, new", [
-    (PAGE_1, "loss_spike_replay", "loss_spike_replay_loss_curve.svg", "peak 1.9550 at step 1,437",
-     "peak 1.9650 at step 1,437"),
-    (PAGE_2, "norm_placement", "norm_placement_curves.svg", "post-norm, no warmup: 3.330",
-     "post-norm, no warmup: 3.340"),  # heavy
-], ids=["page-1", "page-2-heavy"])
+
+@pytest.mark.parametrize(
+    "package, section, figure, old, new",
+    [
+        (
+            PAGE_1,
+            "loss_spike_replay",
+            "loss_spike_replay_loss_curve.svg",
+            "peak 1.9550 at step 1,437",
+            "peak 1.9650 at step 1,437",
+        ),
+        (
+            PAGE_2,
+            "norm_placement",
+            "norm_placement_curves.svg",
+            "post-norm, no warmup: 3.330",
+            "post-norm, no warmup: 3.340",
+        ),  # heavy
+    ],
+    ids=["page-1", "page-2-heavy"],
+)
 def test_an_svgs_drawn_number_edited_is_caught(package, section, figure, old, new, tmp_path):
     """A drawn number edited in a copy of the section's committed figures is
     no longer a quote of its committed numbers (the unedited ones pass)."""
@@ -201,6 +250,7 @@ def test_an_svgs_drawn_number_edited_is_caught(package, section, figure, old, ne
 
 
 # --- a cell of the across-seeds table edited ----------------------------------
+
 
 def test_an_across_seeds_seed_zero_cell_edited_is_caught():
     from pagekit.section import section_module

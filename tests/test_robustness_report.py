@@ -39,8 +39,11 @@ def test_report_is_current_for_every_section(package):
 
 @pytest.mark.parametrize("package", page_packages(), ids=page_ids(page_packages()))
 def test_every_claim_holds_where_it_must(package):
-    failures = [line for line in read_report(package).splitlines()
-                if "**FAILS**" in line or "**ERROR**" in line or "**missing**" in line]
+    failures = [
+        line
+        for line in read_report(package).splitlines()
+        if "**FAILS**" in line or "**ERROR**" in line or "**missing**" in line
+    ]
     assert not failures, "the robustness report lists failures:\n" + "\n".join(failures)
 
 
@@ -67,15 +70,20 @@ def test_chaotic_section_under_another_variant_keeps_claims_and_rounded_texts():
     # lists them as rounding-sensitive) and the rest must not, so both sides
     # of the promise are checked; a second of CPU.
     package, section, variant = "normalisation_and_stability", "unit_mismatch", "openblas-sandybridge"
-    code = RUN_UNDER_VARIANT.format(package=package,
-                                    section=section)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, numeric_env.VARIANT_ENV: variant})
+    code = RUN_UNDER_VARIANT.format(package=package, section=section)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, numeric_env.VARIANT_ENV: variant},
+    )
     assert done.returncode == 0, done.stderr  # a failed claim fails the run, with its values
     record = json.loads(done.stdout.strip().splitlines()[-1])
     assert record["variant"] == variant and record["environment"]["openblas_core"] == "Sandybridge"
-    committed = json.loads((REPO_ROOT / "figures" / page_config(package).PAGE / "numbers" /
-                            f"{section}.json").read_text(encoding="utf-8"))
+    committed = json.loads(
+        (REPO_ROOT / "figures" / page_config(package).PAGE / "numbers" / f"{section}.json").read_text(encoding="utf-8")
+    )
     allowed = sensitive_quotes(package, section)
     moved = []
     for name, q in committed["quotes"].items():
@@ -99,8 +107,11 @@ TWO_THREADS = [v for v in robustness_report.variants() if robustness_report.thre
 
 def skipped_variants_checked(package: str, section: str) -> list[str]:
     script = next(s for s in experiment_sections([package]) if s.name == section)
-    return [v for v in robustness_report.variants()
-            if robustness_report.skip_reason(script, v) in robustness_report.CHECKED_SKIPS]
+    return [
+        v
+        for v in robustness_report.variants()
+        if robustness_report.skip_reason(script, v) in robustness_report.CHECKED_SKIPS
+    ]
 
 
 def assert_skips_checked(package: str, section: str, variants: list[str]) -> None:
@@ -111,7 +122,8 @@ def assert_skips_checked(package: str, section: str, variants: list[str]) -> Non
     assert check, f"{section}: the report did not check its skips: run `make robustness`"
     assert set(variants) <= set(check["same"]), f"{section}: skips under {variants} not checked: run `make robustness`"
     assert check["same"] == {v: True for v in skipped_variants_checked(package, section)}, (
-        f"{section}: skipped under variants that change it: {check.get('differences')}")
+        f"{section}: skipped under variants that change it: {check.get('differences')}"
+    )
     assert check["quotes"] > 0 and check["claims"] > 0, f"{section}: a skip check that compares nothing"
 
 
@@ -166,8 +178,11 @@ def test_sections_not_retrained_on_two_threads_were_checked_to_give_the_same_val
         assert section in config.TORCH_ONLY_SECTIONS, f"{section}: thread-exact but not torch-only"
         script = next(s for s in experiment_sections([package]) if s.name == section)
         assert robustness_report.skip_reason(script, TWO_THREADS[0]) is robustness_report.THREAD_EXACT, section
-        measured = [k for k, q in json.loads(script.numbers_path.read_text(encoding="utf-8"))["quotes"].items()
-                    if q.get("measured")]
+        measured = [
+            k
+            for k, q in json.loads(script.numbers_path.read_text(encoding="utf-8"))["quotes"].items()
+            if q.get("measured")
+        ]
         assert not measured, f"{section} measures {measured[:3]}: two threads change it"
         assert_skips_checked(package, section, TWO_THREADS)
 
@@ -187,9 +202,10 @@ def test_a_skip_check_finds_a_changed_value_or_claim():
     """The comparison the report's skip check makes: a changed value, a
     missing quote, a flipped claim and a lost claim are each found; NaN
     equals NaN; measured quotes are not compared."""
-    record = {"quotes": {"a": {"value": 1.0}, "b": {"value": [2.0, float("nan")]},
-                         "t": {"value": 3.1, "measured": True}},
-              "claims": [{"statement": "x < y", "holds": True}, {"statement": "z", "holds": False}]}
+    record = {
+        "quotes": {"a": {"value": 1.0}, "b": {"value": [2.0, float("nan")]}, "t": {"value": 3.1, "measured": True}},
+        "claims": [{"statement": "x < y", "holds": True}, {"statement": "z", "holds": False}],
+    }
     pinned = robustness_report.deterministic_part(record)
 
     def changed(edit) -> list[str]:
@@ -235,8 +251,11 @@ def test_sections_skipped_under_the_torch_variants_never_import_torch():
     """The report skips the torch variants for a section whose code it
     finds never loads torch (robustness_report.loads_torch, read from the
     code): run in a fresh interpreter, those sections leave torch unimported."""
-    sections = [(s.package, s.name) for s in experiment_sections(page_packages())
-                if robustness_report.skip_reason(s, "torch-default") is robustness_report.NO_TORCH]
+    sections = [
+        (s.package, s.name)
+        for s in experiment_sections(page_packages())
+        if robustness_report.skip_reason(s, "torch-default") is robustness_report.NO_TORCH
+    ]
     assert sections, "no section is skipped under the torch variants: this test checks nothing"
     code = RUN_WITHOUT_TORCH.format(sections=sections)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

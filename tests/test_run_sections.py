@@ -38,8 +38,7 @@ def test_inputs_follow_imports_and_the_shared_machinery():
     inputs = section_inputs.section_inputs("normalisation_and_stability", "batch_dependence")
     names = {p.name for p in inputs}
     # batch_dependence imports section 2's grid: a change there makes it stale.
-    assert {"batch_dependence.py", "norm_worked_vector.py", "record.py", "numeric_env.py",
-            "__init__.py"} <= names
+    assert {"batch_dependence.py", "norm_worked_vector.py", "record.py", "numeric_env.py", "__init__.py"} <= names
     assert "unit_mismatch.py" not in names
 
 
@@ -66,8 +65,9 @@ def test_the_numeric_environment_is_part_of_the_hash():
 def test_unknown_page_names_are_refused_without_importing_them():
     with pytest.raises(PageNameError, match="no page package named 'os'"):
         page_config("os")
-    done = subprocess.run([sys.executable, "-m", "pagekit.run_sections", "--page", "os"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pagekit.run_sections", "--page", "os"], capture_output=True, text=True
+    )
     assert done.returncode == 2 and done.stderr.startswith("error: no page named 'os'")
 
 
@@ -83,8 +83,10 @@ def test_a_broken_section_fails_alone(tmp_path, monkeypatch):
     (scratch / "broken_probe.py").write_text("def compute(section):\n    return (\n", encoding="utf-8")
     page_package = page_config(package)
     monkeypatch.setattr(page_package, "__path__", [*page_package.__path__, str(scratch)])
-    jobs = [(broken, 0, False, str(tmp_path), False, None),
-            (scripts()["norm_worked_vector"], 0, False, str(tmp_path), False, None)]
+    jobs = [
+        (broken, 0, False, str(tmp_path), False, None),
+        (scripts()["norm_worked_vector"], 0, False, str(tmp_path), False, None),
+    ]
     results = run_sections.run_many(jobs, workers=2)
     assert not results[0]["ok"] and "broken_probe.py:2" in results[0]["error"]
     assert results[1]["ok"], results[1]["error"]

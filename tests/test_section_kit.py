@@ -23,16 +23,21 @@ def test_quote_prints_name_and_text(tmp_path, capsys):
     assert s.quote("row", [0.5, -1.25], ".2f") == ["0.50", "\u22121.25"]
     assert s.quote("tiny", 4.77e-6, ".2x") == "4.77 \u00d7 10\u207b\u2076"
     assert s.quote("floor", 2.0**-149, "pow2") == "2\u207b\u00b9\u2074\u2079"
-    assert capsys.readouterr().out == ("steps  1,304\nrow[0]  0.50\nrow[1]  \u22121.25\n"
-                                       "tiny  4.77 \u00d7 10\u207b\u2076\nfloor  2\u207b\u00b9\u2074\u2079\n")
+    assert capsys.readouterr().out == (
+        "steps  1,304\nrow[0]  0.50\nrow[1]  \u22121.25\n"
+        "tiny  4.77 \u00d7 10\u207b\u2076\nfloor  2\u207b\u00b9\u2074\u2079\n"
+    )
 
 
-@pytest.mark.parametrize("value, message", [
-    (math.nan, "is NaN"),
-    (math.inf, "is infinite"),
-    ([1.0, math.nan], "is NaN"),
-    (np.ones((2, 2)), "scalar or a 1-D vector"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (math.nan, "is NaN"),
+        (math.inf, "is infinite"),
+        ([1.0, math.nan], "is NaN"),
+        (np.ones((2, 2)), "scalar or a 1-D vector"),
+    ],
+)
 def test_bad_values_are_errors(tmp_path, value, message):
     with pytest.raises(QuoteError, match=message):
         make(tmp_path).quote("x", value, ".2f")
@@ -50,7 +55,10 @@ def test_duplicate_and_badly_named_quotes_are_errors(tmp_path):
 
 
 def test_allowed_infinity_is_kept(tmp_path):
-    assert make(tmp_path).quote("held", [1e5, math.inf], ".0f", allow_inf=True) == ["100,000", "inf"]  # grouped: house style
+    assert make(tmp_path).quote("held", [1e5, math.inf], ".0f", allow_inf=True) == [
+        "100,000",
+        "inf",
+    ]  # grouped: house style
 
 
 def test_text_lookup_names_missing_quotes(tmp_path):
@@ -118,11 +126,17 @@ def test_page_run_claim_must_hold_at_offset_zero_only(tmp_path):
     shifted = run_section(module, seed_offset=1, out_dir=tmp_path, figures=False, write=False)
     assert not shifted.failed_claims()
     assert shifted.record()["claims"][1] == {
-        "statement": "pre-norm is ahead at lr 0.001", "holds": False, "detail": "", "every_seed": False,
-        "condition": "section.seed_offset == 0", "constants": {}}
+        "statement": "pre-norm is ahead at lr 0.001",
+        "holds": False,
+        "detail": "",
+        "every_seed": False,
+        "condition": "section.seed_offset == 0",
+        "constants": {},
+    }
     elsewhere = Section(page="normalisation-and-stability", name="demo", seed_offset=1).figure_dir
-    assert elsewhere.parts[-4:] == ("build", "runs", "pinned-seed1", "normalisation-and-stability"), \
+    assert elsewhere.parts[-4:] == ("build", "runs", "pinned-seed1", "normalisation-and-stability"), (
         "a run at another seed offset never writes into figures/"
+    )
 
     def fails_on_page_run(section):
         page_run_compute(section)
@@ -176,10 +190,17 @@ def test_matplotlibrc_in_the_working_directory_changes_nothing(tmp_path):
     import sys
 
     (tmp_path / "matplotlibrc").write_text("lines.linewidth: 9\nfont.size: 30\n")
-    code = ("import pagekit.section, matplotlib; "
-            "print(matplotlib.rcParams['lines.linewidth'], matplotlib.rcParams['font.size'])")
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "MATPLOTLIBRC": str(tmp_path / "matplotlibrc")})
+    code = (
+        "import pagekit.section, matplotlib; "
+        "print(matplotlib.rcParams['lines.linewidth'], matplotlib.rcParams['font.size'])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "MATPLOTLIBRC": str(tmp_path / "matplotlibrc")},
+    )
     assert done.stdout.split() == ["1.8", "11.0"], done.stderr
 
 
@@ -190,12 +211,18 @@ def test_measurements_are_kept_for_the_same_inputs(tmp_path, monkeypatch):
 
     s = Section(page="demo", name="timing", inputs_hash="abc")
     monkeypatch.setattr(Section, "numbers_path", property(lambda self: tmp_path / "timing.json"))
-    (tmp_path / "timing.json").write_text(json.dumps({"inputs_hash": "abc", "measured_on": {"cpu": "X"},
-        "quotes": {"ms": {"value": 1.5, "text": "1.5", "measured": True}}}))
+    (tmp_path / "timing.json").write_text(
+        json.dumps(
+            {
+                "inputs_hash": "abc",
+                "measured_on": {"cpu": "X"},
+                "quotes": {"ms": {"value": 1.5, "text": "1.5", "measured": True}},
+            }
+        )
+    )
     cli.keep_measurements(s)
     assert s.quote("ms", 9.9, ".1f", measured=True) == "1.5"
     monkeypatch.setenv("REMEASURE", "1")
     fresh = Section(page="demo", name="timing", inputs_hash="abc")
     cli.keep_measurements(fresh)
     assert fresh.quote("ms", 9.9, ".1f", measured=True) == "9.9"
-

@@ -127,15 +127,26 @@ SCREENSHOTS = PAGES + ["index"]
 SCREENSHOT_TEST = "test_page_screenshots_saved"
 
 
-def sphinx_build(srcdir: Path, outdir: Path, doctrees: Path | None = None,
-                 *, wait: bool = True):
+def sphinx_build(srcdir: Path, outdir: Path, doctrees: Path | None = None, *, wait: bool = True):
     """The `make docs` build: `python -m sphinx -E -W --keep-going -b html SRC OUT`."""
     doctrees = doctrees or outdir.parent / f"{outdir.name}-doctrees"
-    cmd = [sys.executable, "-m", "sphinx", "-E", "-W", "--keep-going", "-q", "-b", "html",
-           "-d", str(doctrees), str(srcdir), str(outdir)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-E",
+        "-W",
+        "--keep-going",
+        "-q",
+        "-b",
+        "html",
+        "-d",
+        str(doctrees),
+        str(srcdir),
+        str(outdir),
+    ]
     if not wait:
-        return subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        return subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120)
 
 
@@ -145,8 +156,7 @@ def site(tmp_path_factory, guard_build) -> Path:
         pytest.fail("docs/ holds no page (a Markdown file besides index.md): nothing to build")
     outdir = tmp_path_factory.mktemp("site") / "html"
     result = sphinx_build(DOCS, outdir)
-    assert result.returncode == 0, (
-        "the site build failed (warnings are errors):\n" + result.stderr + result.stdout)
+    assert result.returncode == 0, "the site build failed (warnings are errors):\n" + result.stderr + result.stdout
     return outdir
 
 
@@ -158,8 +168,9 @@ def _figure_paths_in_source(page: str) -> list[str]:
 @pytest.mark.parametrize("page", PAGES)
 def test_site_builds_every_page_and_copies_its_figures(site, page):
     assert (site / f"{page}.html").is_file(), f"{page}.html was not built"
-    missing = sorted({Path(p).name for p in _figure_paths_in_source(page)
-                      if not (site / "_images" / Path(p).name).is_file()})
+    missing = sorted(
+        {Path(p).name for p in _figure_paths_in_source(page) if not (site / "_images" / Path(p).name).is_file()}
+    )
     assert not missing, f"{page}: figures embedded but not copied into the site: {missing}"
 
 
@@ -171,7 +182,7 @@ def test_site_has_only_pages_index_and_reports(site):
 
 def test_index_links_every_page_and_its_robustness_report(site):
     index = (site / "index.html").read_text(encoding="utf-8")
-    article = index[index.find("<article"):]
+    article = index[index.find("<article") :]
     for page in PAGES:
         assert f'href="{page}.html"' in article, f"the index does not link {page}.html"
         anchor = f'href="{ROBUSTNESS_DOC}.html#robustness-{page}"'
@@ -185,8 +196,11 @@ def test_robustness_page_has_every_pages_report(site):
         report = SITE_CONF.report_file(page)
         if report is None:
             continue
-        headings = [line.lstrip("#").strip() for line in
-                    report.read_text(encoding="utf-8").splitlines() if line.startswith("## ")]
+        headings = [
+            line.lstrip("#").strip()
+            for line in report.read_text(encoding="utf-8").splitlines()
+            if line.startswith("## ")
+        ]
         missing = [h for h in headings if h not in html]
         assert not missing, f"{page}'s report ({report.name}): sections not on the site: {missing}"
 
@@ -207,7 +221,8 @@ def test_site_is_small(site):
     downloads = sum(p.stat().st_size for p in (site / "_downloads").rglob("*") if p.is_file())
     assert downloads < DOWNLOADS_BUDGET_BYTES, (
         f"the site's downloads (the notebooks) are {downloads / 2**20:.2f} MiB, over their "
-        f"{DOWNLOADS_BUDGET_BYTES / 2**20:.0f} MiB budget")
+        f"{DOWNLOADS_BUDGET_BYTES / 2**20:.0f} MiB budget"
+    )
     sizes: dict[str, int] = {}
     for path in site.rglob("*"):
         if path.is_file() and path.relative_to(site).parts[0] != "_downloads":
@@ -215,11 +230,11 @@ def test_site_is_small(site):
             key = "/".join(top[:2]) if top[0] in ("_static", "_images") else top[0]
             sizes[key] = sizes.get(key, 0) + path.stat().st_size
     total = sum(sizes.values())
-    biggest = ", ".join(f"{k} {v / 1e6:.2f} MB" for k, v in
-                        sorted(sizes.items(), key=lambda kv: -kv[1])[:6])
+    biggest = ", ".join(f"{k} {v / 1e6:.2f} MB" for k, v in sorted(sizes.items(), key=lambda kv: -kv[1])[:6])
     assert total < SITE_BUDGET_BYTES, (
         f"the site is {total / 2**20:.2f} MiB, over its {SITE_BUDGET_BYTES / 2**20:.0f} MiB "
-        f"budget; biggest parts: {biggest}")
+        f"budget; biggest parts: {biggest}"
+    )
 
 
 def _scratch_docs(root: Path) -> Path:
@@ -245,8 +260,8 @@ def guard_build(tmp_path_factory) -> dict:
     pages = {
         # A bad figure path and a bad #anchor.
         "broken.md": "# Broken\n\n[Missing section](#9-no-such-section)\n\n"
-                     ":::{figure} ../figures/page/no_such_figure.svg\n"
-                     ":name: fig-missing\n\nCaption.\n:::\n",
+        ":::{figure} ../figures/page/no_such_figure.svg\n"
+        ":name: fig-missing\n\nCaption.\n:::\n",
         # A literalinclude that climbs out of the repository by ../
         "climbs.md": f"# Climbs\n\n```{{literalinclude}} {up}{outside.as_posix().lstrip('/')}\n```\n",
         # An include of a symlink to a file outside, and a page that is such a symlink.
@@ -292,12 +307,16 @@ def test_include_from_outside_the_repository_fails_the_build(guard_build, page):
     outside = guard_build["outside"]
     returncode, stderr = _finished(guard_build)
     assert returncode != 0, "pages including a file outside the repository built"
-    errors = [line for line in stderr.splitlines() if "ERROR" in line and page in line
-              and "outside the repository" in line and outside.name in line]
+    errors = [
+        line
+        for line in stderr.splitlines()
+        if "ERROR" in line and page in line and "outside the repository" in line and outside.name in line
+    ]
     assert errors, f"no error line names {page} and the outside file:\n{stderr}"
     out = guard_build["out"]
-    leaked = [p for p in out.rglob("*.html")
-              if "SECRET-OUTSIDE" in p.read_text(encoding="utf-8")] if out.exists() else []
+    leaked = (
+        [p for p in out.rglob("*.html") if "SECRET-OUTSIDE" in p.read_text(encoding="utf-8")] if out.exists() else []
+    )
     assert not leaked, f"the outside file's text reached the site: {leaked}"
 
 
@@ -308,9 +327,10 @@ def _browser_missing_reason() -> str | None:
     missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not os.access(p, os.X_OK)]
     if not missing:
         return None
-    return ("headless Chromium is needed for the site's browser test, but "
-            + " and ".join(missing) + " is missing: "
-            "apt-get install -y chromium chromium-driver")
+    return (
+        "headless Chromium is needed for the site's browser test, but " + " and ".join(missing) + " is missing: "
+        "apt-get install -y chromium chromium-driver"
+    )
 
 
 SITE_PDF = _load_docs_module("site_pdf.py")  # `make pdf`'s printer, which also serves a built site
@@ -352,9 +372,10 @@ def browser(tmp_path_factory):
 def _set_viewport(driver, width: int, mobile: bool = False) -> None:
     """Make the viewport (not the window) `width` CSS px wide; `mobile`
     emulates a phone (its viewport meta tag, touch-sized scrollbars)."""
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-        "width": width, "height": PHONE_HEIGHT if mobile else WINDOW_HEIGHT,
-        "deviceScaleFactor": 1, "mobile": mobile})
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": PHONE_HEIGHT if mobile else WINDOW_HEIGHT, "deviceScaleFactor": 1, "mobile": mobile},
+    )
 
 
 def _first_screen(driver, target: Path) -> None:
@@ -657,9 +678,16 @@ def _screenshot(driver, target: Path, width: int, scale: float = 1.0) -> None:
         window.scrollTo(0, 0);
         requestAnimationFrame(() => setTimeout(done, 150));""")
     height = driver.execute_script(PAGE_HEIGHT)
-    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
-        "format": "jpeg", "quality": 85, "captureBeyondViewport": True, "fromSurface": True,
-        "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": scale}})
+    shot = driver.execute_cdp_cmd(
+        "Page.captureScreenshot",
+        {
+            "format": "jpeg",
+            "quality": 85,
+            "captureBeyondViewport": True,
+            "fromSurface": True,
+            "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": scale},
+        },
+    )
     target.write_bytes(base64.b64decode(shot["data"]))
     assert target.stat().st_size > 10_000, f"{target} is suspiciously small"
 
@@ -706,23 +734,55 @@ class _Loaded:
         self.console = driver.get_log("browser")
         if screenshots:  # what the screenshots show, in numbers, beside them
             maths = self.state["maths"]
-            (ARTIFACTS / f"{self.name}-summary.json").write_text(json.dumps({
-                "formulas_typeset": maths["typeset"], "formulas_marked": maths["marked"],
-                "figures": len(self.state["figures"]), "dropdowns": self.state["dropdowns"],
-                "tab_sets": self.state["tabSets"],
-                "width_at_390px": self.narrow["scrollWidth"],
-                "characters_a_line_at_1280px": round(
-                    sum(x["chars"] for x in self.state["lines"])
-                    / max(1, sum(x["lines"] for x in self.state["lines"])), 1),
-                "body_text_px": self.state["bodyFont"],
-                "smallest_figure_label_px_at_1280px": round(min(
-                    (_smallest_text_pt(self.doc, f["src"]) * 4 / 3 * f["shown"] / f["natural"]
-                     for f in self.state["figures"] if f["natural"]), default=0), 2),
-                "smallest_figure_label_px_in_the_phone_zoom": round(min(
-                    (_smallest_text_pt(self.doc, f["src"]) * 4 / 3 * self.phone_zoom["shown"]
-                     / f["natural"] for f in self.state["figures"] if f["natural"]), default=0), 2)
-                    if self.phone_zoom and self.phone_zoom["natural"] else None,
-            }, indent=1) + "\n", encoding="utf-8")
+            (ARTIFACTS / f"{self.name}-summary.json").write_text(
+                json.dumps(
+                    {
+                        "formulas_typeset": maths["typeset"],
+                        "formulas_marked": maths["marked"],
+                        "figures": len(self.state["figures"]),
+                        "dropdowns": self.state["dropdowns"],
+                        "tab_sets": self.state["tabSets"],
+                        "width_at_390px": self.narrow["scrollWidth"],
+                        "characters_a_line_at_1280px": round(
+                            sum(x["chars"] for x in self.state["lines"])
+                            / max(1, sum(x["lines"] for x in self.state["lines"])),
+                            1,
+                        ),
+                        "body_text_px": self.state["bodyFont"],
+                        "smallest_figure_label_px_at_1280px": round(
+                            min(
+                                (
+                                    _smallest_text_pt(self.doc, f["src"]) * 4 / 3 * f["shown"] / f["natural"]
+                                    for f in self.state["figures"]
+                                    if f["natural"]
+                                ),
+                                default=0,
+                            ),
+                            2,
+                        ),
+                        "smallest_figure_label_px_in_the_phone_zoom": round(
+                            min(
+                                (
+                                    _smallest_text_pt(self.doc, f["src"])
+                                    * 4
+                                    / 3
+                                    * self.phone_zoom["shown"]
+                                    / f["natural"]
+                                    for f in self.state["figures"]
+                                    if f["natural"]
+                                ),
+                                default=0,
+                            ),
+                            2,
+                        )
+                        if self.phone_zoom and self.phone_zoom["natural"]
+                        else None,
+                    },
+                    indent=1,
+                )
+                + "\n",
+                encoding="utf-8",
+            )
 
 
 # Open and close every folded answer, show every tab, as a reader's click
@@ -768,13 +828,15 @@ return failures;
 def loaded(browser, server, request):
     cache: dict[str, _Loaded] = {}
     # Screenshots only when this session runs the test that looks for them.
-    wanted = any(item.originalname == SCREENSHOT_TEST for item in request.session.items
-                 if isinstance(item, pytest.Function))
+    wanted = any(
+        item.originalname == SCREENSHOT_TEST for item in request.session.items if isinstance(item, pytest.Function)
+    )
 
     def load(doc: str) -> _Loaded:
         if doc not in cache:
             cache[doc] = _Loaded(browser, server, doc, screenshots=wanted and doc in SCREENSHOTS)
         return cache[doc]
+
     return load
 
 
@@ -785,13 +847,14 @@ def test_page_loads_every_image_at_page_width(loaded, page):
     assert not broken, f"{page}: images that did not load: {broken}"
     figures = [im for im in state["images"] if im["svg"] and im["inArticle"]]
     embedded = _figure_paths_in_source(page)
-    assert len(figures) == len(embedded), (
-        f"{page} embeds {len(embedded)} figures but the browser shows {len(figures)}")
-    narrow = [f'{im["src"]} ({im["shown"]:.0f}px of {state["textWidth"]:.0f}px)'
-              for im in figures if im["shown"] < state["textWidth"] - 2]
+    assert len(figures) == len(embedded), f"{page} embeds {len(embedded)} figures but the browser shows {len(figures)}"
+    narrow = [
+        f"{im['src']} ({im['shown']:.0f}px of {state['textWidth']:.0f}px)"
+        for im in figures
+        if im["shown"] < state["textWidth"] - 2
+    ]
     assert not narrow, f"{page}: figures narrower than the page's text: {narrow}"
-    outside = [f'{f["src"]} (right edge {f["right"]:.0f} px)' for f in state["figures"]
-               if f["right"] > DESKTOP_WIDTH]
+    outside = [f"{f['src']} (right edge {f['right']:.0f} px)" for f in state["figures"] if f["right"] > DESKTOP_WIDTH]
     assert not outside, f"{page}: figures reaching past the window at {DESKTOP_WIDTH} px: {outside}"
 
 
@@ -814,7 +877,7 @@ def test_page_figure_text_is_legible_at_desktop_width(loaded, page):
             continue
         label_px = _smallest_text_pt(page, fig["src"]) * 4 / 3 * fig["shown"] / fig["natural"]
         if label_px < FIGURE_TEXT_MIN_RATIO * body:
-            small.append(f'{fig["id"]}: {label_px:.1f} px beside {body:.0f} px text')
+            small.append(f"{fig['id']}: {label_px:.1f} px beside {body:.0f} px text")
     assert not small, f"{page}: figure labels below {FIGURE_TEXT_MIN_RATIO} of the text:\n" + "\n".join(small)
 
 
@@ -830,8 +893,10 @@ def test_page_figure_text_is_legible_in_the_phone_zoom(loaded, page):
     for fig in view.state["figures"]:
         label_px = _smallest_text_pt(page, fig["src"]) * 4 / 3 * zoom["shown"] / fig["natural"]
         if label_px < FIGURE_TEXT_MIN_RATIO * zoom["bodyFont"]:
-            small.append(f'{fig["id"]}: {label_px:.1f} px beside {zoom["bodyFont"]:.0f} px text')
-    assert not small, f"{page}: in the phone's zoom, labels below {FIGURE_TEXT_MIN_RATIO} of the text:\n" + "\n".join(small)
+            small.append(f"{fig['id']}: {label_px:.1f} px beside {zoom['bodyFont']:.0f} px text")
+    assert not small, f"{page}: in the phone's zoom, labels below {FIGURE_TEXT_MIN_RATIO} of the text:\n" + "\n".join(
+        small
+    )
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -853,7 +918,8 @@ def test_page_measure_is_a_books(loaded, page):
     low, high = MEASURE_CHARACTERS
     assert low <= per_line <= high, (
         f"{page}: {per_line:.0f} characters a line at {DESKTOP_WIDTH} px, over "
-        f"{len(lines)} paragraphs; a book sets {low} to {high}")
+        f"{len(lines)} paragraphs; a book sets {low} to {high}"
+    )
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -881,7 +947,8 @@ def test_page_listings_are_captioned_linked_and_copyable(loaded, page, site):
     included = re.findall(r"^```\{literalinclude\} (\S+)", source, re.M)
     listings = state["listings"]
     assert len(listings) >= len(included), (
-        f"{page}: {len(included)} included listings, {len(listings)} captioned on the site")
+        f"{page}: {len(included)} included listings, {len(listings)} captioned on the site"
+    )
     problems = []
     for listing in listings:
         href = listing["href"] or ""
@@ -890,12 +957,12 @@ def test_page_listings_are_captioned_linked_and_copyable(loaded, page, site):
             continue
         lines = re.search(r"lines (\d+)–(\d+)", listing["caption"])
         text = (site / unquote(href)).read_text(encoding="utf-8").split("\n")
-        if not lines or "\n".join(text[int(lines[1]) - 1:int(lines[2])]).strip() != listing["code"].strip():
+        if not lines or "\n".join(text[int(lines[1]) - 1 : int(lines[2])]).strip() != listing["code"].strip():
             problems.append(f"{listing['caption']!r}: the lines it names are not the code shown")
     uncopyable = [b["start"] for b in state["codeBlocks"] if not b["copy"]]
     if uncopyable:
         problems.append(f"code blocks without a copy button: {uncopyable}")
-    hidden = [f'{b["start"]!r} ({b["hidden"]} px)' for b in state["codeBlocks"] if b["hidden"] > 1]
+    hidden = [f"{b['start']!r} ({b['hidden']} px)" for b in state["codeBlocks"] if b["hidden"] > 1]
     if hidden:
         problems.append(f"code lines hidden behind a sideways scroll at {DESKTOP_WIDTH} px: {hidden}")
     assert not problems, f"{page}: listings:\n" + "\n".join(problems)
@@ -904,9 +971,11 @@ def test_page_listings_are_captioned_linked_and_copyable(loaded, page, site):
 @pytest.mark.parametrize("page", PAGES)
 def test_page_tables_are_numbered_and_captioned(loaded, page):
     tables = [t for t in loaded(page).state["tables"] if "report" not in t["first"]]
-    problems = [f'table {k} ({t["first"]!r}): numbered {t["number"]!r}, caption {t["caption"][:40]!r}'
-                for k, t in enumerate(tables, start=1)
-                if t["number"] != f"Table {k}" or len(t["caption"]) < 20]
+    problems = [
+        f"table {k} ({t['first']!r}): numbered {t['number']!r}, caption {t['caption'][:40]!r}"
+        for k, t in enumerate(tables, start=1)
+        if t["number"] != f"Table {k}" or len(t["caption"]) < 20
+    ]
     assert not problems, f"{page}: tables:\n" + "\n".join(problems)
 
 
@@ -969,18 +1038,15 @@ def test_make_pdf_prints_every_page(pdfs):
 
 @pytest.mark.parametrize("doc", PAGES + ["index", ROBUSTNESS_DOC])
 def test_page_has_no_console_errors(loaded, doc):
-    errors = [f'{e["level"]}: {e["message"]}' for e in loaded(doc).console
-              if e["level"] == "SEVERE"]
+    errors = [f"{e['level']}: {e['message']}" for e in loaded(doc).console if e["level"] == "SEVERE"]
     assert not errors, f"{doc}: browser console errors:\n" + "\n".join(errors)
 
 
 # A formula left as prose: TeX source, dollar signs, a root or a sum sign, a
 # letter with an underscore subscript (λ_max, x_i) or a caret power (x^2).
-PROSE_FORMULA = re.compile(
-    r"\$|\\[a-zA-Z]{2,}|[√∑Σ∂∫]|(?<![\w.])[A-Za-zα-ωΑ-Ω]_[\w{(]|\w\^[\w({+−-]")
+PROSE_FORMULA = re.compile(r"\$|\\[a-zA-Z]{2,}|[√∑Σ∂∫]|(?<![\w.])[A-Za-zα-ωΑ-Ω]_[\w{(]|\w\^[\w({+−-]")
 # A formula as a code span: Greek letters, maths signs, powers, transposes, subscripts.
-CODE_FORMULA = re.compile(
-    r"[α-ωΑ-Ω√∑Σ∂∫·×½≈≤≥ᵀ²³⁻⁰¹⁴⁵⁶⁷⁸⁹]|\\[a-zA-Z]{2,}|\w\^|\^\w|(?<![\w.])[A-Za-z]_[a-z0-9]\b")
+CODE_FORMULA = re.compile(r"[α-ωΑ-Ω√∑Σ∂∫·×½≈≤≥ᵀ²³⁻⁰¹⁴⁵⁶⁷⁸⁹]|\\[a-zA-Z]{2,}|\w\^|\^\w|(?<![\w.])[A-Za-z]_[a-z0-9]\b")
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -993,14 +1059,15 @@ def test_page_maths_is_typeset(loaded, page):
         assert view.math_state == "typeset", f"{page}: {view.math_state}"
     assert not maths["raw"], f"{page}: maths left as raw TeX: {maths['raw']}"
     assert not maths["errors"], f"{page}: TeX errors: {maths['errors']}"
-    assert maths["typeset"] >= maths["marked"], (
-        f"{page}: {maths['marked']} formulas marked, {maths['typeset']} typeset")
+    assert maths["typeset"] >= maths["marked"], f"{page}: {maths['marked']} formulas marked, {maths['typeset']} typeset"
     problems = []
     found = list(PROSE_FORMULA.finditer(view.state["prose"]))
     if found:
         problems.append(f"formulas written as plain text: {sorted({m.group(0) for m in found})}")
-        problems += [f"  ...{view.state['prose'][max(0, m.start() - 30):m.end() + 30]}..."
-                     .replace("\n", " ") for m in found[:8]]
+        problems += [
+            f"  ...{view.state['prose'][max(0, m.start() - 30) : m.end() + 30]}...".replace("\n", " ")
+            for m in found[:8]
+        ]
     code = [c for c in view.state["codeSpans"] if CODE_FORMULA.search(c)]
     if code:
         problems.append(f"formulas written as code, not maths: {code}")
@@ -1010,8 +1077,7 @@ def test_page_maths_is_typeset(loaded, page):
 @pytest.mark.parametrize("page", PAGES)
 def test_page_figures_are_numbered_and_captioned(loaded, page, site):
     state = loaded(page).state
-    bare = [im["src"] for im in state["images"]
-            if im["svg"] and im["inArticle"] and not im["inFigure"]]
+    bare = [im["src"] for im in state["images"] if im["svg"] and im["inArticle"] and not im["inFigure"]]
     assert not bare, f"{page}: images that are not numbered figures: {bare}"
     problems = []
     for k, fig in enumerate(state["figures"], start=1):
@@ -1094,15 +1160,18 @@ def test_page_fits_a_phone(loaded, doc):
     narrow = loaded(doc).narrow
     assert narrow["viewport"] == NARROW_WIDTH, f"the viewport is {narrow['viewport']} px wide"
     assert narrow["scrollWidth"] <= narrow["clientWidth"], (
-        f"{doc}: at {NARROW_WIDTH} px the page is {narrow['scrollWidth']} px wide; "
-        f"too wide: {narrow['wide']}")
-    cut = [f'{f["src"]} ({f["shown"]:.0f} px in a {narrow["column"]:.0f} px column)'
-           for f in narrow["figures"]
-           if f["boxScrolls"] or f["right"] > narrow["clientWidth"] + 1 or f["left"] < -1
-           or f["shown"] > narrow["column"] + 1]
+        f"{doc}: at {NARROW_WIDTH} px the page is {narrow['scrollWidth']} px wide; too wide: {narrow['wide']}"
+    )
+    cut = [
+        f"{f['src']} ({f['shown']:.0f} px in a {narrow['column']:.0f} px column)"
+        for f in narrow["figures"]
+        if f["boxScrolls"]
+        or f["right"] > narrow["clientWidth"] + 1
+        or f["left"] < -1
+        or f["shown"] > narrow["column"] + 1
+    ]
     assert not cut, f"{doc}: figures not whole in the column: {cut}"
-    unnoticed = [t["first"] for t in narrow["tables"]
-                 if t["wider"] and not (t["scrolls"] and t["shadow"])]
+    unnoticed = [t["first"] for t in narrow["tables"] if t["wider"] and not (t["scrolls"] and t["shadow"])]
     assert not unnoticed, f"{doc}: tables wider than the column with no sign that they scroll: {unnoticed}"
     outside = [t["first"] for t in narrow["tables"] if t["right"] > narrow["clientWidth"] + 1]
     assert not outside, f"{doc}: tables reaching past the screen: {outside}"
@@ -1115,8 +1184,10 @@ def test_page_folded_answers_and_tabs_work(loaded, page):
     assert not view.interactions, f"{page}:\n" + "\n".join(view.interactions)
     # As many as the Markdown asks for: the check above cannot pass on a page that lost them.
     source = (DOCS / f"{page}.md").read_text(encoding="utf-8")
-    wanted = {"dropdowns": len(re.findall(r"^:{3,}\{dropdown\}", source, re.M)),
-              "tabSets": len(re.findall(r"^:{3,}\{tab-set\}", source, re.M))}
+    wanted = {
+        "dropdowns": len(re.findall(r"^:{3,}\{dropdown\}", source, re.M)),
+        "tabSets": len(re.findall(r"^:{3,}\{tab-set\}", source, re.M)),
+    }
     shown = {key: view.state[key] for key in wanted}
     assert shown == wanted, f"{page}: rendered {shown}, the Markdown has {wanted}"
 
@@ -1141,8 +1212,9 @@ def test_page_notebook_link_downloads_a_valid_notebook(loaded, server, page):
 
     import nbformat
 
-    urls = sorted({link["url"] for link in loaded(page).state["links"]
-                   if urlsplit(link["url"]).path.endswith(f"/{page}.ipynb")})
+    urls = sorted(
+        {link["url"] for link in loaded(page).state["links"] if urlsplit(link["url"]).path.endswith(f"/{page}.ipynb")}
+    )
     assert len(urls) == 1, f"{page}: expected one notebook link target, found {urls}"
     with urllib.request.urlopen(urls[0], timeout=10) as response:
         data = response.read()

@@ -27,9 +27,13 @@ def thread_check():
 
 def trainers(thread_check):
     """(module, name) of each section function the check trains with."""
-    return ((thread_check.mlp, "run"), (thread_check.covariate_shift, "run"),
-            (thread_check.loss_smoothness, "probed_run"), (thread_check.norm_placement, "train_run"),
-            (thread_check.qk_norm, "train_run"))
+    return (
+        (thread_check.mlp, "run"),
+        (thread_check.covariate_shift, "run"),
+        (thread_check.loss_smoothness, "probed_run"),
+        (thread_check.norm_placement, "train_run"),
+        (thread_check.qk_norm, "train_run"),
+    )
 
 
 def replace_training(thread_check, monkeypatch, result):
@@ -53,14 +57,21 @@ def test_a_difference_of_one_bit_is_found(thread_check):
     b = a.copy()
     b[1] = np.nextafter(b[1], 3.0)
     # equal NaNs are equal; times and evaluation steps are not results
-    assert thread_check.differences({"loss": a, "cpu": 1.0, "eval_steps": [0]},
-                                    {"loss": a.copy(), "cpu": 2.0, "eval_steps": [1]}) == {}
+    assert (
+        thread_check.differences(
+            {"loss": a, "cpu": 1.0, "eval_steps": [0]}, {"loss": a.copy(), "cpu": 2.0, "eval_steps": [1]}
+        )
+        == {}
+    )
     found = thread_check.differences({"loss": a}, {"loss": b})
     assert list(found) == ["loss"] and found["loss"].startswith("loss: value 1 is 2.0 on one thread"), found
     assert thread_check.differences({"loss": a}, {"loss": a[:2]}) == {"loss": "loss: float64 (3,) against float64 (2,)"}
-    assert thread_check.differences({"loss": [0]}, {"loss": [0.0]})["loss"].startswith("loss: int64 (1,) against float64")
+    assert thread_check.differences({"loss": [0]}, {"loss": [0.0]})["loss"].startswith(
+        "loss: int64 (1,) against float64"
+    )
     assert thread_check.differences({"loss": a}, {"loss": a, "accuracy": 0.5}) == {
-        "accuracy": "accuracy: returned by one run only"}
+        "accuracy": "accuracy: returned by one run only"
+    }
     both = thread_check.differences({"loss": a, "moves": [0.25, 0.5]}, {"loss": b, "moves": [0.25, 0.75]})
     assert list(both) == ["loss", "moves"] and both["moves"] == "moves: value 1 is 0.5 on one thread, 0.75 on two"
 
@@ -80,7 +91,9 @@ def test_a_reduction_past_the_grain_size_can_change_with_the_thread_count():
             means[threads] = {rows: [x.mean() for x in xs] for rows, xs in inputs.items()}
     finally:
         torch.set_num_threads(1)
-    changed = {rows: sum(not torch.equal(a, b) for a, b in zip(means[1][rows], means[2][rows], strict=True)) for rows in inputs}
+    changed = {
+        rows: sum(not torch.equal(a, b) for a, b in zip(means[1][rows], means[2][rows], strict=True)) for rows in inputs
+    }
     assert changed[256] == 0  # 32,768 elements: never split
     assert changed[257] > 0, changed  # 32,896: split, and summed in another order
 
@@ -94,28 +107,40 @@ def test_every_run_is_its_sections_full_run(thread_check, monkeypatch):
     by_section = {}
     for module, args in calls:
         by_section.setdefault(module, []).append(args)
-    assert [args[0] for args in by_section["norm_placement"]] == ["post_no_warmup", "pre_no_warmup",
-                                                                  "rms_pre_no_warmup"]
+    assert [args[0] for args in by_section["norm_placement"]] == [
+        "post_no_warmup",
+        "pre_no_warmup",
+        "rms_pre_no_warmup",
+    ]
     for key, norm, place, lr, warmup, config, offset in by_section["norm_placement"]:
         assert (key, norm, place, lr, warmup) in norm_placement.RUNS
         assert config == norm_placement.FULL and offset == 0
-    assert by_section["qk_norm"] == [(max(qk_norm.RATES), False, qk_norm.STEPS, 0),
-                                     (max(qk_norm.RATES), True, qk_norm.STEPS, 0)]
+    assert by_section["qk_norm"] == [
+        (max(qk_norm.RATES), False, qk_norm.STEPS, 0),
+        (max(qk_norm.RATES), True, qk_norm.STEPS, 0),
+    ]
     # section 5's probed runs call mlp.run through the fake probed_run, so mlp.run saw section 3's only
-    assert by_section["mlp"] == [(network, 0.1, batch_norm_learning_rate.STEPS, 0) for network in ("plain", "batch norm")]
-    assert by_section["covariate_shift"] == [(network, 0.3, covariate_shift.STEPS, 0)
-                                             for network in ("activation noise", "feature noise")]
+    assert by_section["mlp"] == [
+        (network, 0.1, batch_norm_learning_rate.STEPS, 0) for network in ("plain", "batch norm")
+    ]
+    assert by_section["covariate_shift"] == [
+        (network, 0.3, covariate_shift.STEPS, 0) for network in ("activation noise", "feature noise")
+    ]
     assert by_section["loss_smoothness"] == [(network, loss_smoothness.STEPS, 0) for network in ("plain", "batch norm")]
     # every section the report does not retrain on two threads and that has a reduced configuration,
     # and section 4, which it does retrain: two threads change its input-move statistics
     from normalisation_layers import THREAD_EXACT_SECTIONS
+
     without_reduced_runs = {"layer_norm_batch", "model_sizes"}  # their "reduced" run is the full one
     for name in without_reduced_runs:
         assert "section.choose(" not in (paths.DIAGRAMS_DIR / "normalisation_layers" / f"{name}.py").read_text()
     assert set(thread_check.CHECKED_SECTIONS) == set(THREAD_EXACT_SECTIONS) - without_reduced_runs | {"covariate_shift"}
     assert "covariate_shift" not in THREAD_EXACT_SECTIONS
     allowed = {name: may_differ for name, _, may_differ in thread_check.runs(steps=None) if may_differ}
-    assert set(allowed) == {"section 4: activation noise network at lr 0.3", "section 4: feature noise network at lr 0.3"}
+    assert set(allowed) == {
+        "section 4: activation noise network at lr 0.3",
+        "section 4: feature noise network at lr 0.3",
+    }
     assert all(set(may_differ) == {"mean_moves", "std_moves"} for may_differ in allowed.values())
 
 
@@ -141,7 +166,9 @@ def test_check_trains_each_run_on_one_then_two_threads_and_reports_a_difference(
     replace_training(thread_check, monkeypatch, lambda: {"mean_moves": [float(torch.get_num_threads())]})
     verdicts = thread_check.check(steps=3)
     assert [v["run"] for v in verdicts if v["as_expected"]] == [
-        "section 4: activation noise network at lr 0.3", "section 4: feature noise network at lr 0.3"]
+        "section 4: activation noise network at lr 0.3",
+        "section 4: feature noise network at lr 0.3",
+    ]
     assert all(v["differing"] == ["mean_moves"] and not v["same_bits"] for v in verdicts)
 
 
@@ -150,17 +177,25 @@ def test_the_committed_record_is_current_and_found_the_same_bits(thread_check):
     assert path.exists(), f"{path.name} is missing: run `make thread-check`"
     record = json.loads(path.read_text(encoding="utf-8"))
     assert record["inputs"] == thread_check.inputs(), (
-        f"{path.name} is stale (a checked section, a module it imports or the check changed): "
-        "run `make thread-check`")
+        f"{path.name} is stale (a checked section, a module it imports or the check changed): run `make thread-check`"
+    )
     assert [run["run"] for run in record["runs"]] == [name for name, _, _ in thread_check.runs(steps=None)]
     assert record["threads"] == list(thread_check.THREAD_COUNTS) and record["environment"]["honoured"]
-    different = [f"{run['run']}: {run['difference']}" for run in record["runs"]
-                 if not set(run["differing"]) <= set(run["may_differ"])]
-    assert not different, ("two torch threads changed a full run where it may not differ; its section must "
-                           "leave THREAD_EXACT_SECTIONS: " + "; ".join(different))
+    different = [
+        f"{run['run']}: {run['difference']}"
+        for run in record["runs"]
+        if not set(run["differing"]) <= set(run["may_differ"])
+    ]
+    assert not different, (
+        "two torch threads changed a full run where it may not differ; its section must "
+        "leave THREAD_EXACT_SECTIONS: " + "; ".join(different)
+    )
     assert all(run["same_bits"] for run in record["runs"] if not run["may_differ"])
     assert record["as_expected_in_every_run"]
-    assert all(run["values"] > 0 and run["weights"] > 0 and run["threads"] == list(thread_check.THREAD_COUNTS) for run in record["runs"])
+    assert all(
+        run["values"] > 0 and run["weights"] > 0 and run["threads"] == list(thread_check.THREAD_COUNTS)
+        for run in record["runs"]
+    )
 
 
 def test_a_run_keeps_the_model_its_section_built_and_its_thread_count(thread_check):
@@ -174,7 +209,9 @@ def test_a_run_keeps_the_model_its_section_built_and_its_thread_count(thread_che
     assert threads == 2 and result["loss"] == [0.5]
     assert pools.import_torch().get_num_threads() == 2  # train_on leaves the count; check() restores it
     pools.import_torch().set_num_threads(1)
-    expected = sum(p.numel() for p in norm_placement.build_language_model(0, 10, dim=8, layers=1, heads=2).state_dict().values())
+    expected = sum(
+        p.numel() for p in norm_placement.build_language_model(0, 10, dim=8, layers=1, heads=2).state_dict().values()
+    )
     assert result[thread_check.WEIGHTS].size == expected
     # the builders are the sections' own again
     assert norm_placement.build_language_model.__name__ == "build_language_model"

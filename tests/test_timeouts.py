@@ -11,7 +11,7 @@ import time
 
 from conftest import SESSION_FIXTURE_TIMEOUT
 
-HUNG_WORKER_TEST = '''
+HUNG_WORKER_TEST = """
 import multiprocessing, time
 from pathlib import Path
 
@@ -29,7 +29,7 @@ def test_waits_for_a_hung_worker():
     finally:  # as run_many's finally: the timeout's exception stops the worker
         worker.terminate()
         worker.join()
-'''
+"""
 
 
 def test_every_test_has_a_limit_and_the_session_fixture_its_own(request):
@@ -43,8 +43,14 @@ def test_every_test_has_a_limit_and_the_session_fixture_its_own(request):
 def test_a_hung_worker_fails_its_test_in_seconds(tmp_path):
     (tmp_path / "test_hung.py").write_text(textwrap.dedent(HUNG_WORKER_TEST), encoding="utf-8")
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "timeout=2",
-                           "test_hung.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "timeout=2", "test_hung.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     seconds = time.perf_counter() - start
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Timeout (>2.0s) from pytest-timeout" in done.stdout, done.stdout

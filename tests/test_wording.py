@@ -21,18 +21,27 @@ QUOTES = {
     "rate": {**Q, "value": 0.01, "text": "0.01"},
 }
 CLAIMS = [
-    {"statement": "pre-norm ends below post-norm", "holds": True, "every_seed": True,
-     "backs": ["pre-norm ends below post-norm"]},
-    {"statement": "on the page's run pre-norm leads", "holds": True, "every_seed": False,
-     "backs": ["on this run pre-norm leads"]},
+    {
+        "statement": "pre-norm ends below post-norm",
+        "holds": True,
+        "every_seed": True,
+        "backs": ["pre-norm ends below post-norm"],
+    },
+    {
+        "statement": "on the page's run pre-norm leads",
+        "holds": True,
+        "every_seed": False,
+        "backs": ["on this run pre-norm leads"],
+    },
 ]
 HEAD = "# Demo\n\n## 1. Runs\n\n"
-FIGURE = ("\n:::{figure} ../figures/demo/demo_curves.svg\n:alt: Loss curves; pre-norm ends below post-norm\n\n"
-          "The two runs.\n:::\n")
+FIGURE = (
+    "\n:::{figure} ../figures/demo/demo_curves.svg\n:alt: Loss curves; pre-norm ends below post-norm\n\n"
+    "The two runs.\n:::\n"
+)
 
 
-def check(tmp_path, body, *, claims=CLAIMS, held=True, allow="", caption_phrases=None, derived=False,
-          listed=None):
+def check(tmp_path, body, *, claims=CLAIMS, held=True, allow="", caption_phrases=None, derived=False, listed=None):
     """Check a one-section page whose script registers QUOTES and ``claims``;
     the robustness report says every claim held everywhere (``held``), or,
     unless ``listed``, does not list them (a ``derived`` section, computed
@@ -43,9 +52,20 @@ def check(tmp_path, body, *, claims=CLAIMS, held=True, allow="", caption_phrases
     if caption_phrases:
         record["caption_phrases"] = caption_phrases
     (numbers / "demo.json").write_text(json.dumps(record))
-    report = {"sections": {"demo": {"claims": [
-        {"statement": c["statement"], "every_seed": c["every_seed"],
-         "holds": {"seed 0": True, "seed 1": held, "torch-default": True}} for c in claims]}}}
+    report = {
+        "sections": {
+            "demo": {
+                "claims": [
+                    {
+                        "statement": c["statement"],
+                        "every_seed": c["every_seed"],
+                        "holds": {"seed 0": True, "seed 1": held, "torch-default": True},
+                    }
+                    for c in claims
+                ]
+            }
+        }
+    }
     if not (listed if listed is not None else not derived):
         report = {"sections": {}}
     (numbers.parent / "robustness.json").write_text(json.dumps(report))
@@ -53,23 +73,33 @@ def check(tmp_path, body, *, claims=CLAIMS, held=True, allow="", caption_phrases
     allowlist.write_text(allow)
     page = tmp_path / "page.md"
     page.write_text(HEAD + body, encoding="utf-8")
-    config = SimpleNamespace(__name__="demo_page", PAGE="demo", PAGE_FILE=str(page),
-                             SECTION_SCRIPTS={1: ("demo",)}, SHARED_QUOTES=(), STRUCTURAL=(),
-                             DERIVED_SECTIONS=("demo",) if derived else ())
+    config = SimpleNamespace(
+        __name__="demo_page",
+        PAGE="demo",
+        PAGE_FILE=str(page),
+        SECTION_SCRIPTS={1: ("demo",)},
+        SHARED_QUOTES=(),
+        STRUCTURAL=(),
+        DERIVED_SECTIONS=("demo",) if derived else (),
+    )
     golden = tmp_path / "golden"
     golden.mkdir(exist_ok=True)
-    (golden / "page.json").write_text(json.dumps(check_page.pinned_binding(config, page_path=page,
-                                                                           numbers_dir=numbers)))
-    lines = check_page.check_page(config, page_path=page, numbers_dir=numbers, golden_dir=golden,
-                                  allowlist_path=allowlist).lines()
+    (golden / "page.json").write_text(
+        json.dumps(check_page.pinned_binding(config, page_path=page, numbers_dir=numbers))
+    )
+    lines = check_page.check_page(
+        config, page_path=page, numbers_dir=numbers, golden_dir=golden, allowlist_path=allowlist
+    ).lines()
     # The page check's other rules (each backed phrase present, each quote used) are tested elsewhere.
     return [line for line in lines if "is used nowhere" not in line and " no longer says " not in line]
 
 
 def test_backed_verified_and_declared_words_pass(tmp_path):
-    body = ("Both start alike, and pre-norm ends below post-norm. Pre-norm ends at 2.150, lower than post-norm's 3.330.\n"
-            "The reach numbers are 1,304 times bigger. The loss ends below 1 × 10⁻⁶ at 0.01.\n"
-            "And on this run pre-norm leads.\n")
+    body = (
+        "Both start alike, and pre-norm ends below post-norm. Pre-norm ends at 2.150, lower than post-norm's 3.330.\n"
+        "The reach numbers are 1,304 times bigger. The loss ends below 1 × 10⁻⁶ at 0.01.\n"
+        "And on this run pre-norm leads.\n"
+    )
     assert check(tmp_path, body) == []
 
 
@@ -92,8 +122,10 @@ def test_a_bound_stated_the_wrong_way_fails(tmp_path):
 
 def test_a_ratio_restated_the_other_way_fails_on_its_unit(tmp_path):
     lines = check(tmp_path, "The reach numbers are 1,304 times smaller.\n")
-    assert any("1,304 in section 1 is followed by the unit 'times smaller', but it is demo.ratio, "
-               "in 'times bigger'" in line for line in lines), lines
+    assert any(
+        "1,304 in section 1 is followed by the unit 'times smaller', but it is demo.ratio, in 'times bigger'" in line
+        for line in lines
+    ), lines
 
 
 def test_a_changed_unit_fails(tmp_path):
@@ -104,8 +136,10 @@ def test_a_changed_unit_fails(tmp_path):
 
 def test_a_number_attributed_to_the_wrong_run_fails(tmp_path):
     [line] = check(tmp_path, "Post-norm ends at 2.150.\n")
-    assert ":5: 2.150 in section 1 is demo.low, a number of the 'pre-norm' run, but its sentence names only " \
-           "post-norm" in line
+    assert (
+        ":5: 2.150 in section 1 is demo.low, a number of the 'pre-norm' run, but its sentence names only "
+        "post-norm" in line
+    )
     assert check(tmp_path, "Pre-norm ends at 2.150 and post-norm at 3.330.\n") == []
 
 
@@ -139,7 +173,7 @@ def test_one_run_words_need_a_claim(tmp_path):
 
 
 def test_the_allowlist_covers_a_phrase_and_an_unused_entry_fails(tmp_path):
-    entry = ('[[allow]]\npage = "demo"\nphrase = "post-norm does better"\nreason = "a test"\n')
+    entry = '[[allow]]\npage = "demo"\nphrase = "post-norm does better"\nreason = "a test"\n'
     assert check(tmp_path, "At 0.01 post-norm does better.\n", allow=entry) == []
     [line] = check(tmp_path, "Nothing to allow.\n", allow=entry)
     assert "allow.toml: the entry 'post-norm does better' (demo) covers no word the check would flag" in line
@@ -155,18 +189,24 @@ def test_a_figure_must_say_its_declared_caption_phrases(tmp_path):
     assert check(tmp_path, "Both runs." + FIGURE, caption_phrases=phrases) == []
     opposite = FIGURE.replace("ends below", "ends above")
     lines = check(tmp_path, "Both runs." + opposite, caption_phrases=phrases)
-    assert any("the caption and alt text of demo_curves.svg no longer say 'pre-norm ends below post-norm'" in line
-               for line in lines), lines
+    assert any(
+        "the caption and alt text of demo_curves.svg no longer say 'pre-norm ends below post-norm'" in line
+        for line in lines
+    ), lines
     unbacked = {"demo_curves.svg": ["The two runs"]}
-    assert any("is backed by no claim" in line for line in check(tmp_path, "Both runs." + FIGURE,
-                                                                    caption_phrases=unbacked))
+    assert any(
+        "is backed by no claim" in line for line in check(tmp_path, "Both runs." + FIGURE, caption_phrases=unbacked)
+    )
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("not at every seed", ["one_run"]),
-    ("neither always wins", []),
-    ("with every seed shifted by one", []),
-    ("held at every seed and under every kernel", ["general", "general"]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("not at every seed", ["one_run"]),
+        ("neither always wins", []),
+        ("with every seed shifted by one", []),
+        ("held at every seed and under every kernel", ["general", "general"]),
+    ],
+)
 def test_the_vocabulary_reads_negation_and_method(text, expected):
     assert [o.kind for o in wording.find_occurrences(text)] == expected

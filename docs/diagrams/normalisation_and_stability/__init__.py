@@ -21,8 +21,14 @@ SECTION_SCRIPTS = {
     8: (),
     # How robust the results are: words about the robustness report, which
     # summarise every experiment's claims, so it names their scripts.
-    9: ("unit_mismatch", "norm_worked_vector", "batch_dependence", "residual_placement", "mixed_precision",
-        "loss_spike_replay"),
+    9: (
+        "unit_mismatch",
+        "norm_worked_vector",
+        "batch_dependence",
+        "residual_placement",
+        "mixed_precision",
+        "loss_spike_replay",
+    ),
 }
 
 # Quotes any section may use besides its own: "<script>.<quote>".

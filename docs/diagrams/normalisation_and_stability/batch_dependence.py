@@ -104,9 +104,7 @@ def size_trials_one_by_one(section) -> np.ndarray:
     """The spec's order taken literally: trial after trial, m-1 values at a
     time. Used once, only to check the block draws against it."""
     rng = section.rng(SIZE_SEED)
-    return np.concatenate([
-        rng.normal(GRID_MEAN, GRID_SPREAD, size=m - 1) for m in SIZES for _ in range(TRIALS)
-    ])
+    return np.concatenate([rng.normal(GRID_MEAN, GRID_SPREAD, size=m - 1) for m in SIZES for _ in range(TRIALS)])
 
 
 def compute(section):
@@ -128,10 +126,8 @@ def compute(section):
     column_a, column_b = grid[:, FEATURE], batch_b[:, FEATURE]
     outputs_a, outputs_b = batch_norm_column(column_a), batch_norm_column(column_b)
     output_a, output_b = float(outputs_a[0]), float(outputs_b[0])
-    section.agree("numpy and hand-summed batch norm in batch A", output_a,
-                  by_hand(value, column_a), atol=1e-12)
-    section.agree("numpy and hand-summed batch norm in batch B", output_b,
-                  by_hand(value, column_b), atol=1e-12)
+    section.agree("numpy and hand-summed batch norm in batch A", output_a, by_hand(value, column_a), atol=1e-12)
+    section.agree("numpy and hand-summed batch norm in batch B", output_b, by_hand(value, column_b), atol=1e-12)
     q("example_value", value, ".2f")
     q("batch_b_seed", B_SEED, "d")
     q("batch_b_population_mean", B_MEAN, ".1f")
@@ -148,14 +144,18 @@ def compute(section):
     q("output_gap", abs(output_a - output_b), ".2f")
     # Layer norm works along example A's own row, which both batches share.
     row_a, row_b = grid[0], batch_b[0]
-    section.claim("layer norm gives example A the same output in both batches",
-                  np.array_equal(batch_norm_column(row_a), batch_norm_column(row_b)))
+    section.claim(
+        "layer norm gives example A the same output in both batches",
+        np.array_equal(batch_norm_column(row_a), batch_norm_column(row_b)),
+    )
 
     # -- Spread of the output against batch size ----------------------------
     companions, outputs = size_trials(section, value)
-    section.agree("block draws of shape (600, m-1) and 600 draws of m-1 values from rng(1212)",
-                  np.concatenate([c.ravel() for c in companions]),
-                  size_trials_one_by_one(section))
+    section.agree(
+        "block draws of shape (600, m-1) and 600 draws of m-1 values from rng(1212)",
+        np.concatenate([c.ravel() for c in companions]),
+        size_trials_one_by_one(section),
+    )
     spreads = np.array([o.std() for o in outputs])
     means = np.array([o.mean() for o in outputs])
     q("size_seed", SIZE_SEED, "d")
@@ -165,27 +165,37 @@ def compute(section):
     q("size_spreads", spreads, two_significant)
     population_output = (value - GRID_MEAN) / GRID_SPREAD
     q("population_output", population_output, ".2f")
-    section.claim("the spread of the output falls monotonically with batch size",
-                  bool(np.all(np.diff(spreads) < 0)), backs=('It falls at every step',))
+    section.claim(
+        "the spread of the output falls monotonically with batch size",
+        bool(np.all(np.diff(spreads) < 0)),
+        backs=("It falls at every step",),
+    )
     # "Quadrupling the batch roughly halves the spread" over the larger sizes:
     # each ratio spread(m) / spread(4m) between 1.6 and 2.4 from m = 16 on.
-    quads = spreads[SIZES.index(QUAD_FROM):-2] / spreads[SIZES.index(QUAD_FROM) + 2:]
-    section.claim(f"from {QUAD_FROM} up, quadrupling the batch roughly halves the spread "
-                  f"(ratio {QUAD_RATIO_LOW:g} to {QUAD_RATIO_HIGH:g})",
-                  bool(np.all((quads > QUAD_RATIO_LOW) & (quads < QUAD_RATIO_HIGH))),
-                  backs=('every fourfold increase in batch size roughly halves it',))
+    quads = spreads[SIZES.index(QUAD_FROM) : -2] / spreads[SIZES.index(QUAD_FROM) + 2 :]
+    section.claim(
+        f"from {QUAD_FROM} up, quadrupling the batch roughly halves the spread "
+        f"(ratio {QUAD_RATIO_LOW:g} to {QUAD_RATIO_HIGH:g})",
+        bool(np.all((quads > QUAD_RATIO_LOW) & (quads < QUAD_RATIO_HIGH))),
+        backs=("every fourfold increase in batch size roughly halves it",),
+    )
     q("size_spread_ratio", spreads[0] / spreads[-1], ".0f", unit="times less")
-    section.claim(f"at the largest batch size the mean output is within {POPULATION_TOL:g} of the population value",
-                  abs(means[-1] - population_output) < POPULATION_TOL)
+    section.claim(
+        f"at the largest batch size the mean output is within {POPULATION_TOL:g} of the population value",
+        abs(means[-1] - population_output) < POPULATION_TOL,
+    )
 
     # -- Padding -------------------------------------------------------------
     padded = np.concatenate([PAD_REAL, np.zeros(PAD_FILLER)])
     marked = float(PAD_REAL[MARKED])
     pad_out_real = float(batch_norm_column(PAD_REAL)[MARKED])
     pad_out_filled = float(batch_norm_column(padded)[MARKED])
-    section.agree("numpy and hand-summed padded outputs",
-                  [pad_out_real, pad_out_filled],
-                  [by_hand(marked, PAD_REAL), by_hand(marked, padded)], atol=1e-12)
+    section.agree(
+        "numpy and hand-summed padded outputs",
+        [pad_out_real, pad_out_filled],
+        [by_hand(marked, PAD_REAL), by_hand(marked, padded)],
+        atol=1e-12,
+    )
     q("padded_column", padded, ".2f")
     q("marked_value", marked, ".2f")
     q("pad_real_mean", PAD_REAL.mean(), ".2f")
@@ -194,8 +204,14 @@ def compute(section):
     q("pad_filled_mean", padded.mean(), ".2f")
     q("pad_filled_spread", padded.std(), ".2f")
     q("pad_output_filled", pad_out_filled, ".2f")
-    section.claim("the marked value is below the real mean but above the mean with filler",
-                  pad_out_real < 0 < pad_out_filled, backs=('0.43 is below average', 'just above average',))
+    section.claim(
+        "the marked value is below the real mean but above the mean with filler",
+        pad_out_real < 0 < pad_out_filled,
+        backs=(
+            "0.43 is below average",
+            "just above average",
+        ),
+    )
 
     # -- Running statistics at prediction time -------------------------------
     rng = section.rng(RUN_SEED)
@@ -207,10 +223,11 @@ def compute(section):
         run_mean = MOMENTUM * run_mean + (1 - MOMENTUM) * m
         run_var = MOMENTUM * run_var + (1 - MOMENTUM) * v
     weights = (1 - MOMENTUM) * MOMENTUM ** np.arange(RUN_BATCHES - 1, -1, -1)
-    closed = (MOMENTUM**RUN_BATCHES * RUN_START_MEAN + weights @ batch_means,
-              MOMENTUM**RUN_BATCHES * RUN_START_VARIANCE + weights @ batch_vars)
-    section.agree("running statistics by loop and by closed-form weights", [run_mean, run_var],
-                  closed, atol=1e-12)
+    closed = (
+        MOMENTUM**RUN_BATCHES * RUN_START_MEAN + weights @ batch_means,
+        MOMENTUM**RUN_BATCHES * RUN_START_VARIANCE + weights @ batch_vars,
+    )
+    section.agree("running statistics by loop and by closed-form weights", [run_mean, run_var], closed, atol=1e-12)
     x0 = float(bright[0])
     out_train = float(batch_norm_column(bright)[0])
     out_predict = (x0 - run_mean) / np.sqrt(run_var + EPS)
@@ -232,13 +249,18 @@ def compute(section):
     q("output_train", out_train, ".2f")
     q("output_predict", out_predict, ".2f")
     q("route_gap", route_gap, ".2f")
-    section.claim(f"the two prediction-time routes disagree by more than {ROUTE_GAP_THRESHOLD:g}",
-                  route_gap > ROUTE_GAP_THRESHOLD)
-    section.claim(f"the stored statistics end close to the drawing ones (mean within {STORED_MEAN_TOL:g} of "
-                  f"{GRID_MEAN:g}, spread within {STORED_SPREAD_TOL:g} of {GRID_SPREAD:g})",
-                  abs(run_mean - GRID_MEAN) < STORED_MEAN_TOL and abs(np.sqrt(run_var) - GRID_SPREAD) < STORED_SPREAD_TOL)
-    section.claim("against the stored (dimmer) statistics the value comes out higher than "
-                  "against its own batch's", out_predict > out_train)
+    section.claim(
+        f"the two prediction-time routes disagree by more than {ROUTE_GAP_THRESHOLD:g}", route_gap > ROUTE_GAP_THRESHOLD
+    )
+    section.claim(
+        f"the stored statistics end close to the drawing ones (mean within {STORED_MEAN_TOL:g} of "
+        f"{GRID_MEAN:g}, spread within {STORED_SPREAD_TOL:g} of {GRID_SPREAD:g})",
+        abs(run_mean - GRID_MEAN) < STORED_MEAN_TOL and abs(np.sqrt(run_var) - GRID_SPREAD) < STORED_SPREAD_TOL,
+    )
+    section.claim(
+        "against the stored (dimmer) statistics the value comes out higher than against its own batch's",
+        out_predict > out_train,
+    )
 
     # The gap split in two. The batch's own statistics remove any shift, so
     # the training-time output of the brighter batch equals that of the same
@@ -250,17 +272,30 @@ def compute(section):
     out_predict_unshifted = (x0 - BRIGHT_SHIFT - run_mean) / np.sqrt(run_var + EPS)
     gap_unshifted = out_predict_unshifted - out_train_unshifted
     shift_part = BRIGHT_SHIFT / np.sqrt(run_var + EPS)
-    section.agree("training-time output of the brighter batch and of the same batch moved back down",
-                  out_train_unshifted, out_train, atol=1e-12)
-    section.agree("the route gap and the unshifted gap plus shift / stored spread",
-                  out_predict - out_train, gap_unshifted + shift_part, atol=1e-12)
+    section.agree(
+        "training-time output of the brighter batch and of the same batch moved back down",
+        out_train_unshifted,
+        out_train,
+        atol=1e-12,
+    )
+    section.agree(
+        "the route gap and the unshifted gap plus shift / stored spread",
+        out_predict - out_train,
+        gap_unshifted + shift_part,
+        atol=1e-12,
+    )
     q("unshifted_value", x0 - BRIGHT_SHIFT, ".2f")
     q("output_predict_unshifted", out_predict_unshifted, ".2f")
     q("gap_unshifted", abs(gap_unshifted), ".2f")
     q("gap_shift_part", shift_part, ".2f")
-    section.claim_bound("share of the route gap that the shift explains (shift part / gap)",
-                        shift_part / (out_predict - out_train), ">", SHIFT_SHARE_FLOOR, fmt="g",
-                        backs=("comes mostly from the shift",))
+    section.claim_bound(
+        "share of the route gap that the shift explains (shift part / gap)",
+        shift_part / (out_predict - out_train),
+        ">",
+        SHIFT_SHARE_FLOOR,
+        fmt="g",
+        backs=("comes mostly from the shift",),
+    )
     # PyTorch's BatchNorm stores the unbiased variance (n / (n - 1) times the
     # batch variance) in running_var while normalising each training batch by
     # the population variance; the page's stored variance uses the population
@@ -280,10 +315,12 @@ def compute(section):
 
 def _cell(ax, x, y, text, fill, *, edge=None, fontsize=9.5, colour=None):
     """One labelled cell of width 1 and height 0.72 at (x, y)."""
-    ax.add_patch(Rectangle((x + 0.04, y + 0.04), 0.92, 0.72, facecolor=fill,
-                           edgecolor=edge or "white", linewidth=1.8 if edge else 1.0))
-    ax.text(x + 0.5, y + 0.4, text, ha="center", va="center", fontsize=fontsize,
-            color=colour or PALETTE["ink"])
+    ax.add_patch(
+        Rectangle(
+            (x + 0.04, y + 0.04), 0.92, 0.72, facecolor=fill, edgecolor=edge or "white", linewidth=1.8 if edge else 1.0
+        )
+    )
+    ax.text(x + 0.5, y + 0.4, text, ha="center", va="center", fontsize=fontsize, color=colour or PALETTE["ink"])
 
 
 def _batch_panel(ax, title, labels, values, outputs, mean, spread):
@@ -295,10 +332,16 @@ def _batch_panel(ax, title, labels, values, outputs, mean, spread):
         ax.text(-0.15, i + 0.4, label, ha="right", va="center", fontsize=9.5)
         _cell(ax, 0, i, v, "#E3D3E8" if ours else "#F6E3C2")
         ax.text(1.15, i + 0.4, "→", ha="center", va="center", fontsize=10, color=PALETTE["grey"])
-        _cell(ax, 1.3, i, o, "#DCEFE6" if ours else PALETTE["light"],
-              edge=PALETTE["red"] if ours else None)
-    ax.text(0.04, len(values) + 0.2, f"column mean {mean}, spread {spread}", ha="left", va="top",
-            fontsize=9, color="#A06A00")
+        _cell(ax, 1.3, i, o, "#DCEFE6" if ours else PALETTE["light"], edge=PALETTE["red"] if ours else None)
+    ax.text(
+        0.04,
+        len(values) + 0.2,
+        f"column mean {mean}, spread {spread}",
+        ha="left",
+        va="top",
+        fontsize=9,
+        color="#A06A00",
+    )
     ax.set_title(title, loc="left", fontsize=10.5)
     ax.set_xlim(-1.65, 2.45)
     ax.set_ylim(len(values) + 0.75, -0.6)
@@ -310,15 +353,34 @@ def draw(section, results):
     texts = section.texts
 
     # 1. The same example in two batches.
-    fig = new_figure(8.4, 3.1, margins=(0.04, 0.04, 0.04, 0.25), grid=(1, 2), wspace=0.08,
-                     suptitle=f"The same value {t('example_value')} becomes {t('output_a')} in "
-                              f"batch A and {t('output_b')} in batch B: a gap of {t('output_gap')}")
+    fig = new_figure(
+        8.4,
+        3.1,
+        margins=(0.04, 0.04, 0.04, 0.25),
+        grid=(1, 2),
+        wspace=0.08,
+        suptitle=f"The same value {t('example_value')} becomes {t('output_a')} in "
+        f"batch A and {t('output_b')} in batch B: a gap of {t('output_gap')}",
+    )
     ax_a, ax_b = fig.subplots(1, 2)
-    _batch_panel(ax_a, "Batch A (the grid from before)", BATCH_A_LABELS, texts("batch_a_column"),
-                 texts("batch_a_outputs"), t("batch_a_mean"), t("batch_a_spread"))
-    _batch_panel(ax_b, "Batch B (example A with three new examples)", BATCH_B_LABELS,
-                 texts("batch_b_column"), texts("batch_b_outputs"), t("batch_b_mean"),
-                 t("batch_b_spread"))
+    _batch_panel(
+        ax_a,
+        "Batch A (the grid from before)",
+        BATCH_A_LABELS,
+        texts("batch_a_column"),
+        texts("batch_a_outputs"),
+        t("batch_a_mean"),
+        t("batch_a_spread"),
+    )
+    _batch_panel(
+        ax_b,
+        "Batch B (example A with three new examples)",
+        BATCH_B_LABELS,
+        texts("batch_b_column"),
+        texts("batch_b_outputs"),
+        t("batch_b_mean"),
+        t("batch_b_spread"),
+    )
     section.save_figure(fig, "two_batches")
 
     # 2. Spread of the output against batch size.
@@ -335,8 +397,11 @@ def draw(section, results):
     ax.set_ylim(*nice_limits([spreads.min() / 1.4, spreads.max() * 1.4], log=True, pad=0.0))
     ax.set_xlabel("batch size (our example plus its companions)")
     ax.set_ylabel(f"spread of example A's output\nover {t('trials')} random batches")
-    ax.set_title(f"Example A's output varies less as the batch grows: spread "
-                 f"{t('size_spreads', 0)} → {t('size_spreads', len(SIZES) - 1)}", loc="left")
+    ax.set_title(
+        f"Example A's output varies less as the batch grows: spread "
+        f"{t('size_spreads', 0)} → {t('size_spreads', len(SIZES) - 1)}",
+        loc="left",
+    )
     section.save_figure(fig, "spread_vs_batch_size")
 
     # 3. A padded column with and without the filler counted.
@@ -346,47 +411,67 @@ def draw(section, results):
     real_fill[MARKED] = "#E3D3E8"
     filled_fill = real_fill + ["#DDDDDD"] * PAD_FILLER
     fig, ax = new_cell_figure(8.4, 2.6)
-    draw_cell_rows(ax, [
-        ("real values only", padded[:n_real]),
-        ("", []),
-        ("filler counted", padded),
-        ("", []),
-    ], fills=[real_fill, PALETTE["light"], filled_fill, PALETTE["light"]], label_width=2.6,
-        fontsize=9)
+    draw_cell_rows(
+        ax,
+        [
+            ("real values only", padded[:n_real]),
+            ("", []),
+            ("filler counted", padded),
+            ("", []),
+        ],
+        fills=[real_fill, PALETTE["light"], filled_fill, PALETTE["light"]],
+        label_width=2.6,
+        fontsize=9,
+    )
     for y, mean, spread, out, colour in (
         (1, "pad_real_mean", "pad_real_spread", "pad_output_real", PALETTE["blue"]),
         (3, "pad_filled_mean", "pad_filled_spread", "pad_output_filled", PALETTE["red"]),
     ):
-        ax.text(0.05, y + 0.3, f"mean {t(mean)}, spread {t(spread)}: the marked "
-                f"{t('marked_value')} becomes {t(out)}", ha="left", va="center", fontsize=9.5,
-                color=colour)
-    ax.text(n_real + PAD_FILLER / 2, 1.75, "filler", ha="center", va="center", fontsize=9,
-            color=PALETTE["grey"])
+        ax.text(
+            0.05,
+            y + 0.3,
+            f"mean {t(mean)}, spread {t(spread)}: the marked {t('marked_value')} becomes {t(out)}",
+            ha="left",
+            va="center",
+            fontsize=9.5,
+            color=colour,
+        )
+    ax.text(n_real + PAD_FILLER / 2, 1.75, "filler", ha="center", va="center", fontsize=9, color=PALETTE["grey"])
     ax.set_ylim(3.65, -0.1)
-    ax.set_title(f"Filler zeros drag the mean from {t('pad_real_mean')} to {t('pad_filled_mean')}: "
-                 f"the marked {t('marked_value')} flips to above average", loc="left")
+    ax.set_title(
+        f"Filler zeros drag the mean from {t('pad_real_mean')} to {t('pad_filled_mean')}: "
+        f"the marked {t('marked_value')} flips to above average",
+        loc="left",
+    )
     section.save_figure(fig, "padding")
 
     # 4. Training-time vs prediction-time output.
-    fig = new_figure(8.4, 2.8, margins=(1.69, 0.46, 0.05, 0.42),
-                     suptitle=f"On a batch shifted by {t('bright_shift')}, training and prediction "
-                              f"disagree by {t('route_gap')} ({t('gap_unshifted')} without the shift)")
+    fig = new_figure(
+        8.4,
+        2.8,
+        margins=(1.69, 0.46, 0.05, 0.42),
+        suptitle=f"On a batch shifted by {t('bright_shift')}, training and prediction "
+        f"disagree by {t('route_gap')} ({t('gap_unshifted')} without the shift)",
+    )
     ax = fig.add_subplot()
     values = [results["out_train"], results["out_predict"]]
-    labels = [f"training time:\nbatch's own mean {t('bright_batch_mean')},\nspread "
-              f"{t('bright_batch_spread')}",
-              f"prediction time:\nstored mean {t('stored_mean')},\nspread {t('stored_spread')}"]
+    labels = [
+        f"training time:\nbatch's own mean {t('bright_batch_mean')},\nspread {t('bright_batch_spread')}",
+        f"prediction time:\nstored mean {t('stored_mean')},\nspread {t('stored_spread')}",
+    ]
     y = [1, 0]
     ax.barh(y, values, height=0.55, color=[PALETTE["blue"], PALETTE["orange"]])
     ax.set_yticks(y, labels)
     ax.axvline(0, color=PALETTE["ink"], linewidth=0.8)
     for yi, v, name in zip(y, values, ("output_train", "output_predict")):
-        ax.text(v + (0.03 if v >= 0 else -0.03), yi, t(name), ha="left" if v >= 0 else "right",
-                va="center", fontsize=10)
+        ax.text(
+            v + (0.03 if v >= 0 else -0.03), yi, t(name), ha="left" if v >= 0 else "right", va="center", fontsize=10
+        )
     lo, hi = min(0.0, *values), max(0.0, *values)
     pad = 0.18 * (hi - lo)
-    ax.set_xlim(*nice_limits([lo - (pad if lo < 0 else 0.05 * (hi - lo)),
-                              hi + (pad if hi > 0 else 0.05 * (hi - lo))], pad=0.0))
+    ax.set_xlim(
+        *nice_limits([lo - (pad if lo < 0 else 0.05 * (hi - lo)), hi + (pad if hi > 0 else 0.05 * (hi - lo))], pad=0.0)
+    )
     ax.set_ylim(-0.6, 1.6)
     ax.set_xlabel(f"batch-norm output for the brighter batch's first value, {t('bright_value')}")
 

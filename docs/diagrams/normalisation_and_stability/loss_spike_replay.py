@@ -16,7 +16,6 @@ clip threshold against the usual gradient norm. Draws four figures.
 from __future__ import annotations
 
 
-
 import pagekit.section  # noqa: F401  (first: it pins the numeric environment before numpy loads)
 import numpy as np  # noqa: E402
 
@@ -161,13 +160,31 @@ def replay_torch(lam: np.ndarray, w0: np.ndarray, noise: np.ndarray) -> dict[str
             # fused=True: torch's own single-kernel Adam for CPU, the same
             # algorithm as the default path (agreement with the hand-written
             # Adam is checked).
-            adam(params, [p.grad for p in params], exp_avg, exp_avg_sq, [], steps, fused=True,
-                 lr=LR, beta1=BETA1, beta2=BETA2, eps=EPS, weight_decay=0.0, amsgrad=False, maximize=False)
+            adam(
+                params,
+                [p.grad for p in params],
+                exp_avg,
+                exp_avg_sq,
+                [],
+                steps,
+                fused=True,
+                lr=LR,
+                beta1=BETA1,
+                beta2=BETA2,
+                eps=EPS,
+                weight_decay=0.0,
+                amsgrad=False,
+                maximize=False,
+            )
             w_hist[t + 1] = weights
             torch.stack(exp_avg_sq, out=v_hist[t])
             torch.stack(steps, out=step_hist[t])
-    return {"w": w_hist.numpy(), "grad": g_hist.numpy(), "exp_avg_sq": v_hist.numpy(),
-            "step": step_hist.numpy().astype(float)}
+    return {
+        "w": w_hist.numpy(),
+        "grad": g_hist.numpy(),
+        "exp_avg_sq": v_hist.numpy(),
+        "step": step_hist.numpy().astype(float),
+    }
 
 
 def replay_by_hand(lam: np.ndarray, w0: np.ndarray, noise: np.ndarray) -> dict[str, np.ndarray]:
@@ -233,22 +250,29 @@ def compute(section):
     noise_skipped, _ = draw_noise(section, skipped=True)
     slow_kept, slow_bad = draw_noise_step_by_step(section, skipped=False)
     slow_skipped, _ = draw_noise_step_by_step(section, skipped=True)
-    section.claim("the noise drawn as arrays equals the step-by-step draws",
-                  np.array_equal(noise_kept, slow_kept) and np.array_equal(bad, slow_bad)
-                  and np.array_equal(noise_skipped, slow_skipped))
+    section.claim(
+        "the noise drawn as arrays equals the step-by-step draws",
+        np.array_equal(noise_kept, slow_kept)
+        and np.array_equal(bad, slow_bad)
+        and np.array_equal(noise_skipped, slow_skipped),
+    )
     noise = variant_noise(noise_kept, bad, noise_skipped)
 
     run = replay_torch(lam, w0, noise)
     hand = replay_by_hand(lam, w0, noise)
     # Relative agreement on the trajectory; an absolute floor far below any
     # weight's size covers coordinates that pass through zero.
-    section.agree("torch Adam and the hand-written Adam (weights, all three runs)",
-                  run["w"], hand["w"], rtol=1e-9, atol=1e-12)
-    section.agree("torch and hand-written Adam (second moments)",
-                  run["exp_avg_sq"], hand["exp_avg_sq"], rtol=1e-9, atol=1e-15)
-    section.claim(f"the optimiser's step count is the step number on every one of the {STEPS:,} steps "
-                  f"of the {len(VARIANTS)} runs",
-                  np.array_equal(run["step"], np.tile(np.arange(1.0, STEPS + 1)[:, None], (1, len(VARIANTS)))))
+    section.agree(
+        "torch Adam and the hand-written Adam (weights, all three runs)", run["w"], hand["w"], rtol=1e-9, atol=1e-12
+    )
+    section.agree(
+        "torch and hand-written Adam (second moments)", run["exp_avg_sq"], hand["exp_avg_sq"], rtol=1e-9, atol=1e-15
+    )
+    section.claim(
+        f"the optimiser's step count is the step number on every one of the {STEPS:,} steps "
+        f"of the {len(VARIANTS)} runs",
+        np.array_equal(run["step"], np.tile(np.arange(1.0, STEPS + 1)[:, None], (1, len(VARIANTS)))),
+    )
 
     w = run["w"]
     losses = loss_of(w[1:], lam)  # (steps, 3): the loss recorded after each update
@@ -256,8 +280,12 @@ def compute(section):
     divisor = adam_divisor(run["exp_avg_sq"], run["step"])
     update = np.linalg.norm(np.diff(w, axis=0), axis=-1)
     section.agree("hand-written losses", losses, loss_of(hand["w"][1:], lam), rtol=1e-9)
-    section.agree("hand-written divisors", divisor,
-                  adam_divisor(hand["exp_avg_sq"], np.arange(1.0, STEPS + 1)[:, None]), rtol=1e-9)
+    section.agree(
+        "hand-written divisors",
+        divisor,
+        adam_divisor(hand["exp_avg_sq"], np.arange(1.0, STEPS + 1)[:, None]),
+        rtol=1e-9,
+    )
 
     def at(step):  # 1-based step -> row
         return step - 1
@@ -274,15 +302,20 @@ def compute(section):
     # "Just before" is a reference level, not a special step: the loss still
     # wobbles from step to step, so the level over the last steps before the
     # bad one is quoted with it.
-    level = loss0[at(ZOOM_FIRST):bad_row]
+    level = loss0[at(ZOOM_FIRST) : bad_row]
     q("level_first_step", ZOOM_FIRST, ",d")
     q("level_last_step", BAD_STEP - 1, ",d")
     q("level_range", [level.min(), level.max()], ".4f")
-    section.claim("the just-before loss lies within the level of the last steps before the bad one",
-                  bool(level.min() <= loss_before <= level.max()))
-    section.claim("on the page's run the just-before loss is the highest of the level of the last "
-                  "steps before the bad one", bool(loss_before == level.max()), every_seed=False,
-                  backs=("On this run the highest value in that window",))
+    section.claim(
+        "the just-before loss lies within the level of the last steps before the bad one",
+        bool(level.min() <= loss_before <= level.max()),
+    )
+    section.claim(
+        "on the page's run the just-before loss is the highest of the level of the last steps before the bad one",
+        bool(loss_before == level.max()),
+        every_seed=False,
+        backs=("On this run the highest value in that window",),
+    )
     q("loss_on_bad_step", loss0[bad_row], ".4f")
     peak_row = bad_row + int(np.argmax(loss0[bad_row:]))
     peak_loss = loss0[peak_row]
@@ -293,16 +326,22 @@ def compute(section):
     own_rise = loss0[bad_row] - loss0[bad_row - 1]
     total_rise = peak_loss - loss0[bad_row - 1]
     q("bad_step_share_of_rise", own_rise / total_rise, ".1%")
-    section.claim(f"the bad step itself makes under {BAD_STEP_SHARE_CEILING:.0%} of the rise to the peak",
-                  0 < own_rise < BAD_STEP_SHARE_CEILING * total_rise)
-    section.claim("the loss rises on every step from the bad step to the peak",
-                  bool(np.all(np.diff(loss0[bad_row - 1:peak_row + 1]) > 0)))
+    section.claim(
+        f"the bad step itself makes under {BAD_STEP_SHARE_CEILING:.0%} of the rise to the peak",
+        0 < own_rise < BAD_STEP_SHARE_CEILING * total_rise,
+    )
+    section.claim(
+        "the loss rises on every step from the bad step to the peak",
+        bool(np.all(np.diff(loss0[bad_row - 1 : peak_row + 1]) > 0)),
+    )
     # Momentum carries the bad gradient on: weights keep moving the same way.
     moved_on_bad = np.linalg.norm(w[bad_row + 1, PLAIN] - w[bad_row, PLAIN])
     moved_to_peak = np.linalg.norm(w[peak_row + 1, PLAIN] - w[bad_row, PLAIN])
     q("moved_by_peak_ratio", moved_to_peak / moved_on_bad, ".1f", unit="times the length")
-    section.claim(f"by the peak the weights have moved several times (over {MOVED_FACTOR}) as far as on the bad step",
-                  moved_to_peak > MOVED_FACTOR * moved_on_bad)
+    section.claim(
+        f"by the peak the weights have moved several times (over {MOVED_FACTOR}) as far as on the bad step",
+        moved_to_peak > MOVED_FACTOR * moved_on_bad,
+    )
 
     # Gradient norm.
     q("usual_first", USUAL_FIRST, ",d")
@@ -312,13 +351,17 @@ def compute(section):
     q("grad_norm_bad", gn0[bad_row], ",.0f")
     grad_ratio = gn0[bad_row] / gn_usual
     q("grad_norm_ratio", grad_ratio, ",.0f", unit=("times the usual", "times larger"))
-    section.claim("the gradient norm on the bad step is the largest of the run",
-                  int(np.argmax(gn0)) == bad_row)
-    section.claim(f"no step after the first {EARLY_STEPS} has a gradient norm within {BAD_NORM_SHARE:.0%} of the "
-                  "bad step's", bool(np.all(np.delete(gn0, bad_row)[EARLY_STEPS:] < BAD_NORM_SHARE * gn0[bad_row])))
+    section.claim("the gradient norm on the bad step is the largest of the run", int(np.argmax(gn0)) == bad_row)
+    section.claim(
+        f"no step after the first {EARLY_STEPS} has a gradient norm within {BAD_NORM_SHARE:.0%} of the bad step's",
+        bool(np.all(np.delete(gn0, bad_row)[EARLY_STEPS:] < BAD_NORM_SHARE * gn0[bad_row])),
+    )
 
-    section.claim("after the spike the gradient norm stays above its usual level to the end "
-                  f"(median of the last {LAST_STEPS} steps)", float(np.median(gn0[-LAST_STEPS:])) > gn_usual)
+    section.claim(
+        "after the spike the gradient norm stays above its usual level to the end "
+        f"(median of the last {LAST_STEPS} steps)",
+        float(np.median(gn0[-LAST_STEPS:])) > gn_usual,
+    )
 
     # Adam's divisor.
     div_usual = float(np.median(div0[usual]))
@@ -332,13 +375,19 @@ def compute(section):
     later_ratio = div0[bad_row + LATER_GAP] / div_usual
     q("divisor_later_ratio", later_ratio, ",.0f", unit="times the usual")
     q("divisor_end_ratio", div0[-1] / div_usual, ",.0f", unit="times")
-    section.claim(f"the divisor {LATER_GAP} steps after the bad step is still over "
-                  f"{DIVISOR_CLAIM_FACTOR}x its usual value", later_ratio > DIVISOR_CLAIM_FACTOR)
-    section.claim(f"the divisor jumps on the bad step itself (over {DIVISOR_JUMP_FACTOR}x the step before)",
-                  div0[bad_row] > DIVISOR_JUMP_FACTOR * div0[bad_row - 1])
-    section.claim(f"the divisor only falls after the bad step, never back to its usual value "
-                  f"(over {DIVISOR_CLAIM_FACTOR}x it at the end)",
-                  bool(np.all(np.diff(div0[bad_row:]) < 0)) and div0[-1] > DIVISOR_CLAIM_FACTOR * div_usual)
+    section.claim(
+        f"the divisor {LATER_GAP} steps after the bad step is still over {DIVISOR_CLAIM_FACTOR}x its usual value",
+        later_ratio > DIVISOR_CLAIM_FACTOR,
+    )
+    section.claim(
+        f"the divisor jumps on the bad step itself (over {DIVISOR_JUMP_FACTOR}x the step before)",
+        div0[bad_row] > DIVISOR_JUMP_FACTOR * div0[bad_row - 1],
+    )
+    section.claim(
+        f"the divisor only falls after the bad step, never back to its usual value "
+        f"(over {DIVISOR_CLAIM_FACTOR}x it at the end)",
+        bool(np.all(np.diff(div0[bad_row:]) < 0)) and div0[-1] > DIVISOR_CLAIM_FACTOR * div_usual,
+    )
 
     # The update (weight change) on the bad step.
     upd_usual = float(np.median(upd0[usual]))
@@ -346,32 +395,51 @@ def compute(section):
     q("update_bad", upd0[bad_row], ".3f")
     update_ratio = upd0[bad_row] / upd_usual
     q("update_ratio", update_ratio, ".0f", unit="times larger")
-    section.claim(f"the update ratio is far below the gradient ratio (under 1/{UPDATE_RATIO_DIVISOR} of it)",
-                  update_ratio < grad_ratio / UPDATE_RATIO_DIVISOR)
+    section.claim(
+        f"the update ratio is far below the gradient ratio (under 1/{UPDATE_RATIO_DIVISOR} of it)",
+        update_ratio < grad_ratio / UPDATE_RATIO_DIVISOR,
+    )
 
     # The three variants.
     final = losses[-1]
-    q("final_loss", final, ".4f",  # nothing done, clipped, skipped
-      runs=(("nothing done", "doing nothing", "do-nothing"), ("clipped", "clipping"), ("skipped", "skipping")))
+    q(
+        "final_loss",
+        final,
+        ".4f",  # nothing done, clipped, skipped
+        runs=(("nothing done", "doing nothing", "do-nothing"), ("clipped", "clipping"), ("skipped", "skipping")),
+    )
     q("final_tolerance", FINAL_TOLERANCE, ".3f")
-    section.claim(f"the clipped and skipped runs end within {FINAL_TOLERANCE:g} of each other",
-                  abs(final[CLIPPED] - final[SKIPPED]) < FINAL_TOLERANCE)
-    section.claim("the clipped and skipped runs end below the do-nothing run",
-                  final[CLIPPED] < final[PLAIN] and final[SKIPPED] < final[PLAIN],
-                  backs=("the clipped and skipped runs end below the run in which nothing was done",
-                         "still 0.0258 above the skipped run"))
-    section.claim("the do-nothing run ends above its loss just before the bad step",
-                  final[PLAIN] > loss_before, backs=('still above where it was before',))
+    section.claim(
+        f"the clipped and skipped runs end within {FINAL_TOLERANCE:g} of each other",
+        abs(final[CLIPPED] - final[SKIPPED]) < FINAL_TOLERANCE,
+    )
+    section.claim(
+        "the clipped and skipped runs end below the do-nothing run",
+        final[CLIPPED] < final[PLAIN] and final[SKIPPED] < final[PLAIN],
+        backs=(
+            "the clipped and skipped runs end below the run in which nothing was done",
+            "still 0.0258 above the skipped run",
+        ),
+    )
+    section.claim(
+        "the do-nothing run ends above its loss just before the bad step",
+        final[PLAIN] > loss_before,
+        backs=("still above where it was before",),
+    )
     q("final_excess", final[PLAIN] - final[SKIPPED], ".4f", run="skipped")  # the gap to the skipped run
     clipped_peak_row = bad_row + int(np.argmax(losses[bad_row:, CLIPPED]))
     clipped_peak = float(losses[clipped_peak_row, CLIPPED])
     q("clipped_peak_loss", clipped_peak, ".4f")
-    section.claim(f"clipping leaves a bump under {CLIPPED_BUMP_SHARE:.0%} of the do-nothing rise",
-                  clipped_peak - losses[bad_row - 1, CLIPPED] < CLIPPED_BUMP_SHARE * total_rise)
+    section.claim(
+        f"clipping leaves a bump under {CLIPPED_BUMP_SHARE:.0%} of the do-nothing rise",
+        clipped_peak - losses[bad_row - 1, CLIPPED] < CLIPPED_BUMP_SHARE * total_rise,
+    )
     skipped_rise = float(np.max(losses[bad_row:, SKIPPED])) - losses[bad_row - 1, SKIPPED]
-    section.claim("the skipped run has no spike: its loss from the bad step on never rises "
-                  f"above its step-{BAD_STEP - 1:,} value by {SKIPPED_RISE_SHARE:.0%} of the do-nothing rise",
-                  skipped_rise < SKIPPED_RISE_SHARE * total_rise)
+    section.claim(
+        "the skipped run has no spike: its loss from the bad step on never rises "
+        f"above its step-{BAD_STEP - 1:,} value by {SKIPPED_RISE_SHARE:.0%} of the do-nothing rise",
+        skipped_rise < SKIPPED_RISE_SHARE * total_rise,
+    )
 
     # The clip threshold against the log of gradient norms.
     q("clip_multiple", CLIP_NORM / gn_usual, ".1f", unit="times the usual")
@@ -385,22 +453,35 @@ def compute(section):
     q("grad_norm_first", gn0[0], ".2f")
     early_steps = np.nonzero(early)[0] + 1
     q("clip_last_early_step", int(early_steps[-1]) if early_steps.size else 0, ",d")
-    section.claim("apart from the bad step, clipping acts only before the usual window "
-                  f"(never from step {USUAL_FIRST:,} on)",
-                  bool(clip_active[bad_row]) and not clip_active[at(USUAL_FIRST):bad_row].any()
-                  and not clip_active[bad_row + 1:].any())
+    section.claim(
+        f"apart from the bad step, clipping acts only before the usual window (never from step {USUAL_FIRST:,} on)",
+        bool(clip_active[bad_row])
+        and not clip_active[at(USUAL_FIRST) : bad_row].any()
+        and not clip_active[bad_row + 1 :].any(),
+    )
     clipped_jump = divisor[bad_row, CLIPPED] / divisor[bad_row - 1, CLIPPED]
     q("clipped_divisor_rise", clipped_jump - 1, ".1%")
-    section.claim(f"with clipping the divisor rises by under {CLIPPED_DIVISOR_RISE:.0%} on the bad step",
-                  clipped_jump - 1 < CLIPPED_DIVISOR_RISE)
-    section.claim(f"the clipped run is within {FINAL_TOLERANCE:g} of the do-nothing run just before the bad step",
-                  abs(losses[bad_row - 1, CLIPPED] - losses[bad_row - 1, PLAIN]) < FINAL_TOLERANCE)
+    section.claim(
+        f"with clipping the divisor rises by under {CLIPPED_DIVISOR_RISE:.0%} on the bad step",
+        clipped_jump - 1 < CLIPPED_DIVISOR_RISE,
+    )
+    section.claim(
+        f"the clipped run is within {FINAL_TOLERANCE:g} of the do-nothing run just before the bad step",
+        abs(losses[bad_row - 1, CLIPPED] - losses[bad_row - 1, PLAIN]) < FINAL_TOLERANCE,
+    )
 
     q("zoom_first", ZOOM_FIRST, ",d")
     q("zoom_last", ZOOM_LAST, ",d")
-    return {"losses": losses, "grad_norm": gn0, "divisor": div0, "div_usual": div_usual,
-            "gn_usual": gn_usual, "peak_row": peak_row, "bad_row": bad_row,
-            "clipped_peak_row": clipped_peak_row}
+    return {
+        "losses": losses,
+        "grad_norm": gn0,
+        "divisor": div0,
+        "div_usual": div_usual,
+        "gn_usual": gn_usual,
+        "peak_row": peak_row,
+        "bad_row": bad_row,
+        "clipped_peak_row": clipped_peak_row,
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -421,27 +502,50 @@ def draw(section, results):
     ax.plot(steps, excess, color=colours[PLAIN], lw=1.4)
     log_axis(ax, "y", labels="power")
     ax.axvline(BAD_STEP, color=grey, ls=":", lw=1.2)
-    ax.text(BAD_STEP - 25, excess.max(), f"bad batch, step {t('bad_step')}", ha="right",
-            va="top", fontsize=9, color=grey)
+    ax.text(
+        BAD_STEP - 25, excess.max(), f"bad batch, step {t('bad_step')}", ha="right", va="top", fontsize=9, color=grey
+    )
     ax.plot([steps[peak_row]], [excess[peak_row]], "o", color=PALETTE["ink"], ms=5)
-    ax.annotate(f"peak {t('peak_loss')} at step {t('peak_step')}",
-                (steps[peak_row], excess[peak_row]), xytext=(12, 6), textcoords="offset points",
-                fontsize=9, va="bottom")
+    ax.annotate(
+        f"peak {t('peak_loss')} at step {t('peak_step')}",
+        (steps[peak_row], excess[peak_row]),
+        xytext=(12, 6),
+        textcoords="offset points",
+        fontsize=9,
+        va="bottom",
+    )
     before = losses[JUST_BEFORE_STEP - 1, PLAIN] - LOSS_FLOOR
     ax.axhline(before, color=PALETTE["green"], ls="--", lw=1.0)
-    ax.text(STEPS, before * 0.85, f"just before (step {t('just_before_step')}): "
-            f"{t('loss_just_before')}", ha="right", va="top", fontsize=9, color=PALETTE["green"])
+    ax.text(
+        STEPS,
+        before * 0.85,
+        f"just before (step {t('just_before_step')}): {t('loss_just_before')}",
+        ha="right",
+        va="top",
+        fontsize=9,
+        color=PALETTE["green"],
+    )
     ax.axhline(excess[-1], color=colours[PLAIN], ls="--", lw=1.0)
-    ax.text(STEPS, excess[-1] * 0.85, f"end: {t('final_loss', PLAIN)}", ha="right", va="top",
-            fontsize=9, color=colours[PLAIN])
+    ax.text(
+        STEPS,
+        excess[-1] * 0.85,
+        f"end: {t('final_loss', PLAIN)}",
+        ha="right",
+        va="top",
+        fontsize=9,
+        color=colours[PLAIN],
+    )
     ax.set_xlim(0, STEPS + 20)
     ax.set_ylim(*nice_limits([excess.min() * 0.6, excess.max() * 1.6], log=True, pad=0.0))
     ax.set_xlabel("step")
     ax.xaxis.set_major_formatter(STEP_TICKS)
     ax.set_ylabel(f"loss − {t('loss_floor')} (log scale)")
-    ax.set_title(f"One bad batch at step {t('bad_step')}: the loss peaks {t('peak_delay')} steps "
-                 f"later, at {t('peak_loss')},\nand ends at {t('final_loss', PLAIN)}, above the "
-                 f"{t('loss_just_before')} it had reached before", loc="left")
+    ax.set_title(
+        f"One bad batch at step {t('bad_step')}: the loss peaks {t('peak_delay')} steps "
+        f"later, at {t('peak_loss')},\nand ends at {t('final_loss', PLAIN)}, above the "
+        f"{t('loss_just_before')} it had reached before",
+        loc="left",
+    )
     section.save_figure(fig, "loss_curve")
 
     # 2. The gradient norm (log y) with the clip threshold.
@@ -451,21 +555,42 @@ def draw(section, results):
     ax.plot(steps, gn, color=PALETTE["blue"], lw=0.9)
     log_axis(ax, "y", labels="power")
     ax.axhline(CLIP_NORM, color=PALETTE["orange"], ls="--", lw=1.3)
-    ax.text(STEPS, CLIP_NORM * 1.12, f"clip threshold {t('clip_norm')}", ha="right", va="bottom",
-            fontsize=9, color="#A06A00")
+    ax.text(
+        STEPS,
+        CLIP_NORM * 1.12,
+        f"clip threshold {t('clip_norm')}",
+        ha="right",
+        va="bottom",
+        fontsize=9,
+        color="#A06A00",
+    )
     ax.axhline(results["gn_usual"], color=grey, ls=":", lw=1.2)
-    ax.text(STEPS, results["gn_usual"] * 0.8,
-            f"usual (median, steps {t('usual_first')}–{t('usual_last')}): {t('grad_norm_usual')}",
-            ha="right", va="top", fontsize=9, color=grey)
-    ax.annotate(f"step {t('bad_step')}: {t('grad_norm_bad')}", (BAD_STEP, gn[bad_row]),
-                xytext=(10, -4), textcoords="offset points", fontsize=9, va="top")
+    ax.text(
+        STEPS,
+        results["gn_usual"] * 0.8,
+        f"usual (median, steps {t('usual_first')}–{t('usual_last')}): {t('grad_norm_usual')}",
+        ha="right",
+        va="top",
+        fontsize=9,
+        color=grey,
+    )
+    ax.annotate(
+        f"step {t('bad_step')}: {t('grad_norm_bad')}",
+        (BAD_STEP, gn[bad_row]),
+        xytext=(10, -4),
+        textcoords="offset points",
+        fontsize=9,
+        va="top",
+    )
     ax.set_xlim(0, STEPS + 20)
     ax.set_ylim(*nice_limits([gn.min() * 0.5, gn.max() * 2.0], log=True, pad=0.0))
     ax.set_xlabel("step")
     ax.xaxis.set_major_formatter(STEP_TICKS)
     ax.set_ylabel("gradient norm (log scale)")
-    ax.set_title(f"The gradient norm flags the exact step: {t('grad_norm_ratio')} times its usual "
-                 f"size on step {t('bad_step')}", loc="left")
+    ax.set_title(
+        f"The gradient norm flags the exact step: {t('grad_norm_ratio')} times its usual size on step {t('bad_step')}",
+        loc="left",
+    )
     section.save_figure(fig, "grad_norm")
 
     # 3. Adam's divisor over time.
@@ -475,38 +600,65 @@ def draw(section, results):
     ax.plot(steps, div, color=PALETTE["purple"], lw=1.4)
     log_axis(ax, "y", labels="power")
     ax.axhline(results["div_usual"], color=grey, ls=":", lw=1.2)
-    ax.text(30, results["div_usual"] * 0.8,
-            f"usual (median, steps {t('usual_first')}–{t('usual_last')}): {t('divisor_usual')}",
-            va="top", fontsize=9, color=grey)
+    ax.text(
+        30,
+        results["div_usual"] * 0.8,
+        f"usual (median, steps {t('usual_first')}–{t('usual_last')}): {t('divisor_usual')}",
+        va="top",
+        fontsize=9,
+        color=grey,
+    )
     later = bad_row + LATER_GAP
     marks = [
         (bad_row, f"bad step: {t('divisor_bad')} (×{t('divisor_bad_ratio')})", "right"),
-        (later, f"{t('later_gap')} steps later: {t('divisor_later')} (×{t('divisor_later_ratio')})",
-         "below"),
+        (later, f"{t('later_gap')} steps later: {t('divisor_later')} (×{t('divisor_later_ratio')})", "below"),
         (STEPS - 1, f"end: {t('divisor_end')} (×{t('divisor_end_ratio')})", "right"),
     ]
     for row, label, side in marks:
         ax.plot([steps[row]], [div[row]], "o", color=PALETTE["ink"], ms=4)
         if side == "below":
-            ax.annotate(label, (steps[row], div[row]), xytext=(0, -9), textcoords="offset points",
-                        ha="center", va="top", fontsize=9)
+            ax.annotate(
+                label,
+                (steps[row], div[row]),
+                xytext=(0, -9),
+                textcoords="offset points",
+                ha="center",
+                va="top",
+                fontsize=9,
+            )
         else:
-            ax.annotate(label, (steps[row], div[row]), xytext=(-8, 8), textcoords="offset points",
-                        ha="right", va="bottom", fontsize=9)
+            ax.annotate(
+                label,
+                (steps[row], div[row]),
+                xytext=(-8, 8),
+                textcoords="offset points",
+                ha="right",
+                va="bottom",
+                fontsize=9,
+            )
     ax.set_xlim(0, STEPS + 20)
     ax.set_ylim(*nice_limits([div.min() * 0.5, div.max() * 3.0], log=True, pad=0.0))
     ax.set_xlabel("step")
     ax.xaxis.set_major_formatter(STEP_TICKS)
     ax.set_ylabel("Adam divisor, RMS of √v̂ + ε (log scale)")
-    ax.set_title(f"Adam's divisor jumps on the bad step and is still {t('divisor_later_ratio')} "
-                 f"times its usual size {t('later_gap')} steps later", loc="left")
+    ax.set_title(
+        f"Adam's divisor jumps on the bad step and is still {t('divisor_later_ratio')} "
+        f"times its usual size {t('later_gap')} steps later",
+        loc="left",
+    )
     section.save_figure(fig, "adam_divisor")
 
     # 4. The three variants around the spike, and where they end.
-    fig = new_figure(8.4, 3.6, margins=(0.61, 0.46, 0.26, 0.24), grid=(1, 2), wspace=0.62,
-                     suptitle=f"Clipping or skipping the bad batch: both end near "
-                              f"{t('final_loss', SKIPPED)}; doing nothing ends at "
-                              f"{t('final_loss', PLAIN)}")
+    fig = new_figure(
+        8.4,
+        3.6,
+        margins=(0.61, 0.46, 0.26, 0.24),
+        grid=(1, 2),
+        wspace=0.62,
+        suptitle=f"Clipping or skipping the bad batch: both end near "
+        f"{t('final_loss', SKIPPED)}; doing nothing ends at "
+        f"{t('final_loss', PLAIN)}",
+    )
     ax_zoom, ax_rest = fig.subplots(1, 2, width_ratios=[1.0, 1.3])
     zoom = slice(ZOOM_FIRST - 1, ZOOM_LAST)
     rest = slice(ZOOM_FIRST - 1, STEPS)
@@ -528,13 +680,21 @@ def draw(section, results):
     ax_zoom.set_title(f"Steps {t('zoom_first')}–{t('zoom_last')}", loc="left", fontsize=10)
     ax_rest.set_title(f"Steps {t('zoom_first')}–{t('steps')}", loc="left", fontsize=10)
     cp = results["clipped_peak_row"]
-    ax_zoom.annotate(f"clipped: a bump to {t('clipped_peak_loss')}",
-                     (steps[cp], losses[cp, CLIPPED]), xytext=(6, 22),
-                     textcoords="offset points", fontsize=9, color=colours[CLIPPED],
-                     arrowprops={"arrowstyle": "-", "color": colours[CLIPPED], "lw": 0.8})
+    ax_zoom.annotate(
+        f"clipped: a bump to {t('clipped_peak_loss')}",
+        (steps[cp], losses[cp, CLIPPED]),
+        xytext=(6, 22),
+        textcoords="offset points",
+        fontsize=9,
+        color=colours[CLIPPED],
+        arrowprops={"arrowstyle": "-", "color": colours[CLIPPED], "lw": 0.8},
+    )
     ax_rest.legend(loc="upper right")
-    section.save_figure(fig, "three_variants",
-                        caption_phrases=("the clipped and skipped runs end below the run in which nothing was done",))
+    section.save_figure(
+        fig,
+        "three_variants",
+        caption_phrases=("the clipped and skipped runs end below the run in which nothing was done",),
+    )
 
 
 if __name__ == "__main__":

@@ -26,13 +26,21 @@ from matplotlib.patches import Patch
 
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from pagekit.section import (PALETTE, draw_cell_rows, format_number, import_torch, log_axis, main,  # noqa: E402
-                         new_cell_figure, new_figure, nice_limits)
+from pagekit.section import (
+    PALETTE,
+    draw_cell_rows,
+    format_number,
+    import_torch,
+    log_axis,
+    main,  # noqa: E402
+    new_cell_figure,
+    new_figure,
+    nice_limits,
+)
 
 # The three formats, in the order the page lists them: (quote prefix, name,
 # torch dtype attribute).
-FORMATS = (("f32", "float32", "float32"), ("bf16", "bfloat16", "bfloat16"),
-           ("f16", "float16", "float16"))
+FORMATS = (("f32", "float32", "float32"), ("bf16", "bfloat16", "bfloat16"), ("f16", "float16", "float16"))
 
 MASTER_START, MASTER_STEP, MASTER_STEPS = 1.0, -0.0001, 400
 
@@ -176,34 +184,50 @@ def format_facts(section, torch) -> dict[str, dict]:
         above_one = float(torch.nextafter(one, torch.tensor(2.0, dtype=dtype))) - 1.0
         byte_count = torch.tensor([], dtype=dtype).element_size()
         section.agree(f"{name}: step above 1 by nextafter and finfo.eps", above_one, info.eps)
-        section.agree(f"{name}: smallest subnormal and eps x smallest normal",
-                      subnormal, info.eps * info.smallest_normal)
-        section.agree(f"{name}: largest finite value and (2 - eps) x 2^(2^(exponent bits - 1) - 1)",
-                      info.max, (2 - info.eps) * 2.0 ** (2 ** (exponent - 1) - 1))
+        section.agree(
+            f"{name}: smallest subnormal and eps x smallest normal", subnormal, info.eps * info.smallest_normal
+        )
+        section.agree(
+            f"{name}: largest finite value and (2 - eps) x 2^(2^(exponent bits - 1) - 1)",
+            info.max,
+            (2 - info.eps) * 2.0 ** (2 ** (exponent - 1) - 1),
+        )
         section.agree(f"{name}: bits and 8 x bytes", info.bits, 8 * byte_count)
-        facts[prefix] = {"name": name, "sign": 1, "exponent": exponent, "mantissa": mantissa,
-                         "bytes": byte_count, "max": info.max, "subnormal": subnormal,
-                         "eps": info.eps}
+        facts[prefix] = {
+            "name": name,
+            "sign": 1,
+            "exponent": exponent,
+            "mantissa": mantissa,
+            "bytes": byte_count,
+            "max": info.max,
+            "subnormal": subnormal,
+            "eps": info.eps,
+        }
 
     # A second library: numpy knows float32 and float16.
     for prefix, np_type in (("f32", np.float32), ("f16", np.float16)):
         info = np.finfo(np_type)
         fact = facts[prefix]
-        section.agree(f"numpy and torch {fact['name']} (max, eps, subnormal, mantissa bits)",
-                      [fact["max"], fact["eps"], fact["subnormal"], fact["mantissa"]],
-                      [float(info.max), float(info.eps), float(info.smallest_subnormal), info.nmant])
+        section.agree(
+            f"numpy and torch {fact['name']} (max, eps, subnormal, mantissa bits)",
+            [fact["max"], fact["eps"], fact["subnormal"], fact["mantissa"]],
+            [float(info.max), float(info.eps), float(info.smallest_subnormal), info.nmant],
+        )
     # bfloat16 straight from bit patterns: largest finite 0x7F7F, smallest
     # subnormal 0x0001, the number after 1 (0x3F80) is 0x3F81.
     bf = facts["bf16"]
-    section.agree("bfloat16 bit patterns and torch (max, subnormal, eps)",
-                  [bf["max"], bf["subnormal"], bf["eps"]],
-                  [bfloat16_pattern(0x7F7F), bfloat16_pattern(0x0001),
-                   bfloat16_pattern(0x3F81) - bfloat16_pattern(0x3F80)])
+    section.agree(
+        "bfloat16 bit patterns and torch (max, subnormal, eps)",
+        [bf["max"], bf["subnormal"], bf["eps"]],
+        [bfloat16_pattern(0x7F7F), bfloat16_pattern(0x0001), bfloat16_pattern(0x3F81) - bfloat16_pattern(0x3F80)],
+    )
 
     q("f32_total_bits", facts["f32"]["bytes"] * 8, "d")
     q("half_total_bits", facts["bf16"]["bytes"] * 8, "d")
-    section.claim(f"both 16-bit formats have 16 bits ({HALF_BYTES} bytes)",
-                  facts["bf16"]["bytes"] == facts["f16"]["bytes"] == HALF_BYTES)
+    section.claim(
+        f"both 16-bit formats have 16 bits ({HALF_BYTES} bytes)",
+        facts["bf16"]["bytes"] == facts["f16"]["bytes"] == HALF_BYTES,
+    )
     max_forms = {"f32": ".3e", "bf16": ".2e", "f16": ",d"}
     subnormal_forms = {"f32": ".0e", "bf16": ".0e", "f16": ".0e"}
     eps_forms = {"f32": ".2e", "bf16": ".7f", "f16": ".10f"}
@@ -217,21 +241,31 @@ def format_facts(section, torch) -> dict[str, dict]:
         q(f"{prefix}_subnormal_power", fact["subnormal"], "pow2")
         q(f"{prefix}_eps", fact["eps"], eps_forms[prefix])
         q(f"{prefix}_eps_power", fact["eps"], "pow2")
-        section.agree(f"{fact['name']}: step above 1 and 2^-(mantissa bits)",
-                      fact["eps"], 2.0 ** -fact["mantissa"])
+        section.agree(f"{fact['name']}: step above 1 and 2^-(mantissa bits)", fact["eps"], 2.0 ** -fact["mantissa"])
 
     f32, f16 = facts["f32"], facts["f16"]
-    section.claim("bfloat16 has float32's exponent bits and fewer mantissa bits than float16",
-                  bf["exponent"] == f32["exponent"] and bf["mantissa"] < f16["mantissa"])
+    section.claim(
+        "bfloat16 has float32's exponent bits and fewer mantissa bits than float16",
+        bf["exponent"] == f32["exponent"] and bf["mantissa"] < f16["mantissa"],
+    )
     section.quote("bf16_max_tolerance", BF16_MAX_TOLERANCE, ".0%")
-    section.claim(f"bfloat16's largest value is within {BF16_MAX_TOLERANCE:.0%} of float32's",
-                  abs(bf["max"] / f32["max"] - 1) < BF16_MAX_TOLERANCE)
-    section.claim(f"float16's step above 1 is {EPS_RATIO} times finer than bfloat16's",
-                  bf["eps"] / f16["eps"] == EPS_RATIO, backs=('float16 has a step eight times finer',))
-    section.claim(f"float16's largest value is far below bfloat16's (less than {F16_MAX_BELOW:,.0f}, "
-                  "which bfloat16 exceeds)", f16["max"] < F16_MAX_BELOW < bf["max"])
-    section.claim(f"float16's smallest subnormal is far above bfloat16's (over {SUBNORMAL_GAP:.0e} times)",
-                  f16["subnormal"] > SUBNORMAL_GAP * bf["subnormal"])
+    section.claim(
+        f"bfloat16's largest value is within {BF16_MAX_TOLERANCE:.0%} of float32's",
+        abs(bf["max"] / f32["max"] - 1) < BF16_MAX_TOLERANCE,
+    )
+    section.claim(
+        f"float16's step above 1 is {EPS_RATIO} times finer than bfloat16's",
+        bf["eps"] / f16["eps"] == EPS_RATIO,
+        backs=("float16 has a step eight times finer",),
+    )
+    section.claim(
+        f"float16's largest value is far below bfloat16's (less than {F16_MAX_BELOW:,.0f}, which bfloat16 exceeds)",
+        f16["max"] < F16_MAX_BELOW < bf["max"],
+    )
+    section.claim(
+        f"float16's smallest subnormal is far above bfloat16's (over {SUBNORMAL_GAP:.0e} times)",
+        f16["subnormal"] > SUBNORMAL_GAP * bf["subnormal"],
+    )
     return facts
 
 
@@ -269,30 +303,44 @@ def adam_moments(section, torch) -> None:
         q(f"{key}_exact_end", exact, ".3f")
         q(f"{key}_bf16_end", ends[key, "bf16"], ".3f" if ends[key, "bf16"] != MOMENT_START else "g")
         q(f"{key}_f32_end", ends[key, "f32"], ".3f")
-    section.claim(f"in bfloat16 the second moment (beta2 {MOMENT_BETAS[1]:g}) never moves from {MOMENT_START:g}",
-                  ends["v", "bf16"] == MOMENT_START, f"ends at {ends['v', 'bf16']}",
-                  backs=("stays at exactly",))
-    section.claim(f"in float32 the second moment follows the exact average to 3 decimals "
-                  f"(within {MOMENT_AGREEMENT:g})", abs(ends["v", "f32"] - exact_ends["v"]) < MOMENT_AGREEMENT)
-    section.claim(f"in bfloat16 the first moment (beta1 {MOMENT_BETAS[0]:g}) moves over {MOVED_SHARE:.0%} of the way "
-                  f"from {MOMENT_START:g} to its target {MOMENT_TARGET:g} but stops short of it by more than "
-                  f"{SHORT_OF_TARGET:g}",
-                  SHORT_OF_TARGET < ends["m", "bf16"] - MOMENT_TARGET
-                  < (1 - MOVED_SHARE) * (MOMENT_START - MOMENT_TARGET),
-                  f"ends at {ends['m', 'bf16']}", backs=("it stops short",))
+    section.claim(
+        f"in bfloat16 the second moment (beta2 {MOMENT_BETAS[1]:g}) never moves from {MOMENT_START:g}",
+        ends["v", "bf16"] == MOMENT_START,
+        f"ends at {ends['v', 'bf16']}",
+        backs=("stays at exactly",),
+    )
+    section.claim(
+        f"in float32 the second moment follows the exact average to 3 decimals (within {MOMENT_AGREEMENT:g})",
+        abs(ends["v", "f32"] - exact_ends["v"]) < MOMENT_AGREEMENT,
+    )
+    section.claim(
+        f"in bfloat16 the first moment (beta1 {MOMENT_BETAS[0]:g}) moves over {MOVED_SHARE:.0%} of the way "
+        f"from {MOMENT_START:g} to its target {MOMENT_TARGET:g} but stops short of it by more than "
+        f"{SHORT_OF_TARGET:g}",
+        SHORT_OF_TARGET < ends["m", "bf16"] - MOMENT_TARGET < (1 - MOVED_SHARE) * (MOMENT_START - MOMENT_TARGET),
+        f"ends at {ends['m', 'bf16']}",
+        backs=("it stops short",),
+    )
     # The largest fall one step can make is (1 − beta2)·v (a squared gradient
     # of zero): 0.1% of v, under bfloat16's smallest relative half step 2⁻⁹,
     # so rounding to nearest puts v back. Checked on every positive normal
     # bfloat16 value, not only on 1.
-    section.claim(f"one step of the second moment (beta2 {MOMENT_BETAS[1]:g}) falls by at most less than "
-                  "bfloat16's smallest relative half step", 1 - MOMENT_BETAS[1] < half_steps[0],
-                  backs=('lowers it by only 0.1%, less than the smallest half step',))
+    section.claim(
+        f"one step of the second moment (beta2 {MOMENT_BETAS[1]:g}) falls by at most less than "
+        "bfloat16's smallest relative half step",
+        1 - MOMENT_BETAS[1] < half_steps[0],
+        backs=("lowers it by only 0.1%, less than the smallest half step",),
+    )
     patterns = torch.arange(0x0080, 0x7F80, dtype=torch.int32).to(torch.int16)  # positive normals
     every_v = patterns.view(torch.bfloat16)
     fallen = (torch.tensor(MOMENT_BETAS[1], dtype=torch.float32) * every_v.float()).to(torch.bfloat16)
-    section.claim("stored in bfloat16, the second moment can never fall: 0.999·v rounds back to v "
-                  "for every positive normal bfloat16 v", bool(torch.equal(fallen, every_v)),
-                  f"{int((fallen != every_v).sum())} values fall", backs=("it can never fall",))
+    section.claim(
+        "stored in bfloat16, the second moment can never fall: 0.999·v rounds back to v "
+        "for every positive normal bfloat16 v",
+        bool(torch.equal(fallen, every_v)),
+        f"{int((fallen != every_v).sum())} values fall",
+        backs=("it can never fall",),
+    )
 
 
 def autocast_on_the_cpu(section, torch) -> None:
@@ -313,14 +361,21 @@ def autocast_on_the_cpu(section, torch) -> None:
             "softmax (bfloat16 in)": F.softmax(low, dim=-1).dtype,
         }
     detail = ", ".join(f"{k}: {v}".replace("torch.", "") for k, v in dtypes.items())
-    section.claim("on the CPU, autocast runs a linear layer in bfloat16 and the loss in float32",
-                  dtypes["linear (float32 in)"] == torch.bfloat16
-                  and dtypes["mse_loss (bfloat16 in)"] == torch.float32, detail,
-                  backs=("it runs linear layers in bfloat16 and casts the loss up to float32",))
-    section.claim("on the CPU, autocast leaves layer norm, RMS norm and softmax in the dtype they are given",
-                  all(dtypes[k] == torch.bfloat16 for k in
-                      ("layer_norm (bfloat16 in)", "rms_norm (bfloat16 in)", "softmax (bfloat16 in)")),
-                  detail, backs=("leaves layer norm, RMS norm and softmax in whatever dtype they are given",))
+    section.claim(
+        "on the CPU, autocast runs a linear layer in bfloat16 and the loss in float32",
+        dtypes["linear (float32 in)"] == torch.bfloat16 and dtypes["mse_loss (bfloat16 in)"] == torch.float32,
+        detail,
+        backs=("it runs linear layers in bfloat16 and casts the loss up to float32",),
+    )
+    section.claim(
+        "on the CPU, autocast leaves layer norm, RMS norm and softmax in the dtype they are given",
+        all(
+            dtypes[k] == torch.bfloat16
+            for k in ("layer_norm (bfloat16 in)", "rms_norm (bfloat16 in)", "softmax (bfloat16 in)")
+        ),
+        detail,
+        backs=("leaves layer norm, RMS norm and softmax in whatever dtype they are given",),
+    )
 
 
 def master_copy(section, torch) -> dict:
@@ -331,8 +386,7 @@ def master_copy(section, torch) -> dict:
     q("bf16_below_one", below, ".8f")
     q("bf16_gap_below_one", 1.0 - below, ".8f")
     q("bf16_half_gap_below_one", (1.0 - below) / 2, ".9f")
-    section.agree("bfloat16 below 1 by nextafter and pattern 0x3F7F", below,
-                  bfloat16_pattern(0x3F7F))
+    section.agree("bfloat16 below 1 by nextafter and pattern 0x3F7F", below, bfloat16_pattern(0x3F7F))
 
     q("master_start", MASTER_START, "g")
     q("master_step", MASTER_STEP, ".4f")
@@ -362,18 +416,30 @@ def master_copy(section, torch) -> dict:
         wb = bfloat16_by_bits([np.float32(wb) + step_bf])[0]
         replay_bf.append(float(wb))
     section.agree("bfloat16 master path in torch and by bit-level rounding", paths["bf16"], replay_bf)
-    section.agree("float32 master end and 1 - 400 x 0.0001 (closed form)", paths["f32"][-1],
-                  MASTER_START + MASTER_STEPS * MASTER_STEP, atol=1e-5)
+    section.agree(
+        "float32 master end and 1 - 400 x 0.0001 (closed form)",
+        paths["f32"][-1],
+        MASTER_START + MASTER_STEPS * MASTER_STEP,
+        atol=1e-5,
+    )
 
     q("f32_master_end", paths["f32"][-1], ".4f")
     q("bf16_master_end", paths["bf16"][-1], "g")
-    section.claim("the bfloat16 copy stays exactly 1 after every step",
-                  bool(np.all(paths["bf16"] == 1.0)),
-                  backs=('the bfloat16 copy never moves', 'The bfloat16 copy never reaches the dotted line',))
-    section.claim(f"the float32 copy ends at {F32_MASTER_END_TEXT} (4 decimals)",
-                  f"{paths['f32'][-1]:.4f}" == F32_MASTER_END_TEXT)
-    section.claim(f"the step ({MASTER_STEP:g}) is smaller than {ROUND_TO_NEAREST:g} of the bfloat16 gap below 1",
-                  abs(MASTER_STEP) < ROUND_TO_NEAREST * (1.0 - below))
+    section.claim(
+        "the bfloat16 copy stays exactly 1 after every step",
+        bool(np.all(paths["bf16"] == 1.0)),
+        backs=(
+            "the bfloat16 copy never moves",
+            "The bfloat16 copy never reaches the dotted line",
+        ),
+    )
+    section.claim(
+        f"the float32 copy ends at {F32_MASTER_END_TEXT} (4 decimals)", f"{paths['f32'][-1]:.4f}" == F32_MASTER_END_TEXT
+    )
+    section.claim(
+        f"the step ({MASTER_STEP:g}) is smaller than {ROUND_TO_NEAREST:g} of the bfloat16 gap below 1",
+        abs(MASTER_STEP) < ROUND_TO_NEAREST * (1.0 - below),
+    )
     return {**paths, "below": below}
 
 
@@ -407,22 +473,32 @@ def underflow(section, torch) -> dict:
     # subnormal, 2^-25; the tie rounds to the even 0) and inf iff it is at
     # least 65,504 + 16 = 65,520 (the tie rounds to the even 2^16 = inf).
     np16 = grads.astype(np.float16)
-    section.agree("float16 conversion in torch and in numpy", f16.to(torch.float32).numpy(),
-                  np16.astype(np.float32))
-    section.agree("float16 scaled conversion in torch and in numpy",
-                  f16_scaled.to(torch.float32).numpy(),
-                  (grads * np.float32(LOSS_SCALE)).astype(np.float16).astype(np.float32))
+    section.agree("float16 conversion in torch and in numpy", f16.to(torch.float32).numpy(), np16.astype(np.float32))
+    section.agree(
+        "float16 scaled conversion in torch and in numpy",
+        f16_scaled.to(torch.float32).numpy(),
+        (grads * np.float32(LOSS_SCALE)).astype(np.float16).astype(np.float32),
+    )
     zero_threshold = 2.0**-25
-    section.agree("float16 zeros counted by torch and by the 2^-25 threshold",
-                  [counts["f16_underflow"], counts["scaled_underflow"], counts["scaled_overflow"]],
-                  [int((grads <= zero_threshold).sum()),
-                   int((grads * np.float32(LOSS_SCALE) <= zero_threshold).sum()),
-                   int((grads * np.float32(LOSS_SCALE) >= 65520).sum())])
+    section.agree(
+        "float16 zeros counted by torch and by the 2^-25 threshold",
+        [counts["f16_underflow"], counts["scaled_underflow"], counts["scaled_overflow"]],
+        [
+            int((grads <= zero_threshold).sum()),
+            int((grads * np.float32(LOSS_SCALE) <= zero_threshold).sum()),
+            int((grads * np.float32(LOSS_SCALE) >= 65520).sum()),
+        ],
+    )
     bf_bits = bfloat16_by_bits(grads)
-    section.claim("bit-level bfloat16 rounding matches torch on all 400,000 gradients, bit for bit",
-                  same_bits(bf_bits, bf16.to(torch.float32).numpy()))
-    section.agree("bfloat16 zeros counted by torch and by the bit-level rounding",
-                  counts["bf16_underflow"], int((bf_bits == 0).sum()))
+    section.claim(
+        "bit-level bfloat16 rounding matches torch on all 400,000 gradients, bit for bit",
+        same_bits(bf_bits, bf16.to(torch.float32).numpy()),
+    )
+    section.agree(
+        "bfloat16 zeros counted by torch and by the bit-level rounding",
+        counts["bf16_underflow"],
+        int((bf_bits == 0).sum()),
+    )
 
     q("f16_zero_threshold", zero_threshold, ".0e")
     q("f16_zero_threshold_power", zero_threshold, "pow2")
@@ -431,8 +507,10 @@ def underflow(section, torch) -> dict:
         q(f"{key}_count", count, ",d")
         q(f"{key}_pct", count / GRAD_COUNT, percent)
     texts = [section.text(f"{key}_pct") for key in counts]
-    section.claim("every non-zero count prints as a non-zero percentage",
-                  all((c == 0) == (t == "0%") for c, t in zip(counts.values(), texts)))
+    section.claim(
+        "every non-zero count prints as a non-zero percentage",
+        all((c == 0) == (t == "0%") for c, t in zip(counts.values(), texts)),
+    )
 
     # Most gradients that survive float16 without the scale land among its
     # subnormals (below the smallest normal, 2^-14), where the step is a fixed
@@ -450,48 +528,70 @@ def underflow(section, torch) -> dict:
         normal = held != 0
         normal &= ~sub
         rel_normal = np.abs(held[normal] / exact[normal].astype(np.float64) - 1)
-        section.claim(f"{key}: float16's normal values round with relative error at most "
-                      f"2^{math.log2(F16_NORMAL_ERROR):.0f}", float(rel_normal.max()) <= F16_NORMAL_ERROR,
-                      f"largest {rel_normal.max():.3g}",
-                      backs=("A normal float16 number is never off by more than 0.049%",) if key == "f16" else ())
+        section.claim(
+            f"{key}: float16's normal values round with relative error at most 2^{math.log2(F16_NORMAL_ERROR):.0f}",
+            float(rel_normal.max()) <= F16_NORMAL_ERROR,
+            f"largest {rel_normal.max():.3g}",
+            backs=("A normal float16 number is never off by more than 0.049%",) if key == "f16" else (),
+        )
         counts[f"{key}_subnormal"] = int(sub.sum())
         counts[f"{key}_subnormal_error"] = float(np.median(rel))
     q("f16_smallest_normal", smallest_normal, "pow2")
     q("f16_normal_error_bound", F16_NORMAL_ERROR, percent)
-    section.claim(f"without the scale most (over {MOST:.0%}) of the {GRAD_COUNT:,} gradients' survivors "
-                  "are float16 subnormals",
-                  counts["f16_subnormal"] > MOST * (GRAD_COUNT - counts["f16_underflow"]),
-                  f"{counts['f16_subnormal']} of {GRAD_COUNT - counts['f16_underflow']}",
-                  backs=("most of the gradients that survive",))
-    section.claim("the scale leaves fewer float16 subnormals", counts["scaled_subnormal"] < counts["f16_subnormal"],
-                  f"{counts['f16_subnormal']} to {counts['scaled_subnormal']}")
-    section.claim(f"the scale cuts the median relative error of the subnormals more than {SUBNORMAL_ERROR_CUT}-fold",
-                  counts["scaled_subnormal_error"] * SUBNORMAL_ERROR_CUT < counts["f16_subnormal_error"],
-                  f"{counts['f16_subnormal_error']:.3g} to {counts['scaled_subnormal_error']:.3g}",
-                  backs=("more than ten times smaller",))
+    section.claim(
+        f"without the scale most (over {MOST:.0%}) of the {GRAD_COUNT:,} gradients' survivors are float16 subnormals",
+        counts["f16_subnormal"] > MOST * (GRAD_COUNT - counts["f16_underflow"]),
+        f"{counts['f16_subnormal']} of {GRAD_COUNT - counts['f16_underflow']}",
+        backs=("most of the gradients that survive",),
+    )
+    section.claim(
+        "the scale leaves fewer float16 subnormals",
+        counts["scaled_subnormal"] < counts["f16_subnormal"],
+        f"{counts['f16_subnormal']} to {counts['scaled_subnormal']}",
+    )
+    section.claim(
+        f"the scale cuts the median relative error of the subnormals more than {SUBNORMAL_ERROR_CUT}-fold",
+        counts["scaled_subnormal_error"] * SUBNORMAL_ERROR_CUT < counts["f16_subnormal_error"],
+        f"{counts['f16_subnormal_error']:.3g} to {counts['scaled_subnormal_error']:.3g}",
+        backs=("more than ten times smaller",),
+    )
     subnormal_stats = {k: counts.pop(k) for k in list(counts) if "subnormal" in k}
 
     share = {key: count / GRAD_COUNT for key, count in counts.items()}
-    section.claim(f"float16 underflow is between {F16_UNDERFLOW_LOW:.0%} and {F16_UNDERFLOW_HIGH:.0%}",
-                  F16_UNDERFLOW_LOW < share["f16_underflow"] < F16_UNDERFLOW_HIGH,
-                  detail=f"measured {share['f16_underflow']:.4%}")
-    section.claim(f"after the x{LOSS_SCALE:,} scale, underflow is below {SCALED_UNDERFLOW_CEILING:.2%}",
-                  share["scaled_underflow"] < SCALED_UNDERFLOW_CEILING)
-    section.claim("no gradient becomes zero in bfloat16 (count exactly 0)", counts["bf16_underflow"] == 0,
-                  backs=("In bfloat16, without any scale, none of the",))
-    section.claim("no gradient overflows float16 after the x1,024 scale (count exactly 0)",
-                  counts["scaled_overflow"] == 0)
-    section.claim(f"the loss scale {LOSS_SCALE:,} is {LOSS_SCALE_POWER} powers of two",
-                  math.log2(LOSS_SCALE) == LOSS_SCALE_POWER)
-    section.claim(f"the gradients span many powers of ten (largest / smallest above {GRAD_SPAN_FLOOR:.0e})",
-                  float(grads.max()) / float(grads.min()) > GRAD_SPAN_FLOOR)
-    section.claim(f"every gradient is far above bfloat16's smallest normal value (over {BF16_HEADROOM:.0e} times)",
-                  float(grads.min()) > BF16_HEADROOM * float(torch.finfo(torch.bfloat16).smallest_normal))
-    section.claim(f"the largest gradient times {LOSS_SCALE:,} is below 1/{OVERFLOW_MARGIN} of float16's largest value",
-                  float(grads.max()) * LOSS_SCALE < float(torch.finfo(torch.float16).max) / OVERFLOW_MARGIN,
-                  backs=('only overflows if the gradient was above about 64, and the largest is far below that',))
-    return {"grads": grads, "scaled": grads * np.float32(LOSS_SCALE), "counts": counts,
-            "subnormal": subnormal_stats}
+    section.claim(
+        f"float16 underflow is between {F16_UNDERFLOW_LOW:.0%} and {F16_UNDERFLOW_HIGH:.0%}",
+        F16_UNDERFLOW_LOW < share["f16_underflow"] < F16_UNDERFLOW_HIGH,
+        detail=f"measured {share['f16_underflow']:.4%}",
+    )
+    section.claim(
+        f"after the x{LOSS_SCALE:,} scale, underflow is below {SCALED_UNDERFLOW_CEILING:.2%}",
+        share["scaled_underflow"] < SCALED_UNDERFLOW_CEILING,
+    )
+    section.claim(
+        "no gradient becomes zero in bfloat16 (count exactly 0)",
+        counts["bf16_underflow"] == 0,
+        backs=("In bfloat16, without any scale, none of the",),
+    )
+    section.claim(
+        "no gradient overflows float16 after the x1,024 scale (count exactly 0)", counts["scaled_overflow"] == 0
+    )
+    section.claim(
+        f"the loss scale {LOSS_SCALE:,} is {LOSS_SCALE_POWER} powers of two", math.log2(LOSS_SCALE) == LOSS_SCALE_POWER
+    )
+    section.claim(
+        f"the gradients span many powers of ten (largest / smallest above {GRAD_SPAN_FLOOR:.0e})",
+        float(grads.max()) / float(grads.min()) > GRAD_SPAN_FLOOR,
+    )
+    section.claim(
+        f"every gradient is far above bfloat16's smallest normal value (over {BF16_HEADROOM:.0e} times)",
+        float(grads.min()) > BF16_HEADROOM * float(torch.finfo(torch.bfloat16).smallest_normal),
+    )
+    section.claim(
+        f"the largest gradient times {LOSS_SCALE:,} is below 1/{OVERFLOW_MARGIN} of float16's largest value",
+        float(grads.max()) * LOSS_SCALE < float(torch.finfo(torch.float16).max) / OVERFLOW_MARGIN,
+        backs=("only overflows if the gradient was above about 64, and the largest is far below that",),
+    )
+    return {"grads": grads, "scaled": grads * np.float32(LOSS_SCALE), "counts": counts, "subnormal": subnormal_stats}
 
 
 def overflow(section, torch) -> dict:
@@ -501,12 +601,15 @@ def overflow(section, torch) -> dict:
     tensor = torch.from_numpy(values)
     f16 = tensor.to(torch.float16).to(torch.float64).numpy()
     bf16 = tensor.to(torch.bfloat16).to(torch.float64).numpy()
-    section.claim("bit-level bfloat16 rounding matches torch on the overflow list, bit for bit",
-                  same_bits(bfloat16_by_bits(values), torch_bfloat16(torch, values)))
+    section.claim(
+        "bit-level bfloat16 rounding matches torch on the overflow list, bit for bit",
+        same_bits(bfloat16_by_bits(values), torch_bfloat16(torch, values)),
+    )
     with np.errstate(over="ignore"):  # the overflow is the point
         np16 = values.astype(np.float16).astype(np.float64)
-    section.claim("float16 storage of the overflow list is the same in torch and in numpy",
-                  bool(np.array_equal(f16, np16)))
+    section.claim(
+        "float16 storage of the overflow list is the same in torch and in numpy", bool(np.array_equal(f16, np16))
+    )
     q("overflow_stored", list(OVERFLOW_LIST), stored_value)
     q("overflow_f16", f16, list_value, allow_inf=True)
     q("overflow_bf16", bf16, list_value)
@@ -515,14 +618,19 @@ def overflow(section, torch) -> dict:
     first = int(np.argmax(np.isinf(f16)))
     q("overflow_f16_first_inf", OVERFLOW_LIST[first], ",.0f")
     first_overflow = OVERFLOW_LIST[first]
-    section.claim(f"{F16_FIRST_OVERFLOW:,.0f} overflows float16, and so does every larger value in the list",
-                  first_overflow == F16_FIRST_OVERFLOW and bool(np.all(np.isinf(f16[first:]))),
-                  backs=("turns 100,000 and everything above it into infinity",))
-    section.claim(f"float16 holds every value below {F16_FIRST_OVERFLOW:,.0f} finitely",
-                  first_overflow == F16_FIRST_OVERFLOW and bool(np.all(np.isfinite(f16[:first]))))
-    section.claim(f"bfloat16 holds every value in the list, within half a step "
-                  f"(2^{math.log2(BF16_HALF_STEP):.0f} relative)",
-                  bool(np.all(np.isfinite(bf16))) and float(rel_error.max()) <= BF16_HALF_STEP)
+    section.claim(
+        f"{F16_FIRST_OVERFLOW:,.0f} overflows float16, and so does every larger value in the list",
+        first_overflow == F16_FIRST_OVERFLOW and bool(np.all(np.isinf(f16[first:]))),
+        backs=("turns 100,000 and everything above it into infinity",),
+    )
+    section.claim(
+        f"float16 holds every value below {F16_FIRST_OVERFLOW:,.0f} finitely",
+        first_overflow == F16_FIRST_OVERFLOW and bool(np.all(np.isfinite(f16[:first]))),
+    )
+    section.claim(
+        f"bfloat16 holds every value in the list, within half a step (2^{math.log2(BF16_HALF_STEP):.0f} relative)",
+        bool(np.all(np.isfinite(bf16))) and float(rel_error.max()) <= BF16_HALF_STEP,
+    )
     return {"f16": f16, "bf16": bf16}
 
 
@@ -535,15 +643,20 @@ def memory(section, facts) -> dict:
     q("mem_mixed", mixed, ",d")
     q("mem_f32_total", sum(all_f32), ",d")
     q("mem_mixed_total", sum(mixed), ",d")
-    section.claim(f"mixed precision costs as many bytes per weight as all-float32 with Adam ({ADAM_BYTES_PER_WEIGHT})",
-                  sum(mixed) == sum(all_f32) == ADAM_BYTES_PER_WEIGHT)
+    section.claim(
+        f"mixed precision costs as many bytes per weight as all-float32 with Adam ({ADAM_BYTES_PER_WEIGHT})",
+        sum(mixed) == sum(all_f32) == ADAM_BYTES_PER_WEIGHT,
+    )
     # Autocast keeps the all-float32 pieces and adds, for the arithmetic, a
     # 16-bit cast of each weight that it caches through the forward pass and
     # autograd saves for the backward pass.
     autocast_peak = sum(all_f32) + facts["bf16"]["bytes"]
     q("mem_autocast_peak", autocast_peak, ",d")
-    section.claim("under autocast the weights cost more bytes per weight at the peak than all-float32",
-                  autocast_peak > sum(all_f32), backs=("cost no less",))
+    section.claim(
+        "under autocast the weights cost more bytes per weight at the peak than all-float32",
+        autocast_peak > sum(all_f32),
+        backs=("cost no less",),
+    )
     q("act_rows", ACT_ROWS, ",d")
     q("act_cols", ACT_COLS, ",d")
     q("mb_power", MB, "pow2")
@@ -568,8 +681,11 @@ def sums_and_scaling(section, torch) -> None:
     q("count_to", COUNT_TO, ",d", unit="times")
     q("bf16_count_stall", float(count), ",.0f")
     mantissa = round(-math.log2(torch.finfo(torch.bfloat16).eps))
-    section.agree("a bfloat16 running count and 2^(mantissa bits + 1), where 1 is half a step",
-                  float(count), 2.0 ** (mantissa + 1))
+    section.agree(
+        "a bfloat16 running count and 2^(mantissa bits + 1), where 1 is half a step",
+        float(count),
+        2.0 ** (mantissa + 1),
+    )
 
     # One infinite gradient turns the weight into NaN after an Adam step:
     # torch's Adam in its functional form, the computation torch.optim's
@@ -581,15 +697,29 @@ def sums_and_scaling(section, torch) -> None:
     step = torch.tensor(0.0)
 
     def adam_step(grad):
-        adam([weight], [torch.tensor(grad)], [moments[0]], [moments[1]], [], [step], lr=1e-3,
-             beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, amsgrad=False, maximize=False)
+        adam(
+            [weight],
+            [torch.tensor(grad)],
+            [moments[0]],
+            [moments[1]],
+            [],
+            [step],
+            lr=1e-3,
+            beta1=0.9,
+            beta2=0.999,
+            eps=1e-8,
+            weight_decay=0.0,
+            amsgrad=False,
+            maximize=False,
+        )
 
     adam_step([0.1, float("inf"), 0.1])
-    section.claim("one infinite gradient makes its weight NaN after an Adam step",
-                  bool(torch.isnan(weight[1])) and bool(torch.isfinite(weight[0])))
+    section.claim(
+        "one infinite gradient makes its weight NaN after an Adam step",
+        bool(torch.isnan(weight[1])) and bool(torch.isfinite(weight[0])),
+    )
     adam_step([0.1, 0.1, 0.1])
-    section.claim("the weight stays NaN after a later step with a finite gradient",
-                  bool(torch.isnan(weight[1])))
+    section.claim("the weight stays NaN after a later step with a finite gradient", bool(torch.isnan(weight[1])))
 
     # torch's dynamic loss scaler: halve on overflow, double after a run of clean steps.
     defaults = inspect.signature(torch.amp.GradScaler.__init__).parameters
@@ -597,9 +727,10 @@ def sums_and_scaling(section, torch) -> None:
     q("scaler_backoff", defaults["backoff_factor"].default, ".1f")
     q("scaler_growth", defaults["growth_factor"].default, "g")
     q("scaler_growth_interval", defaults["growth_interval"].default, ",d")
-    section.claim(f"GradScaler multiplies the scale by {SCALER_BACKOFF:g} on overflow and by {SCALER_GROWTH:g} to grow",
-                  defaults["backoff_factor"].default == SCALER_BACKOFF
-                  and defaults["growth_factor"].default == SCALER_GROWTH)
+    section.claim(
+        f"GradScaler multiplies the scale by {SCALER_BACKOFF:g} on overflow and by {SCALER_GROWTH:g} to grow",
+        defaults["backoff_factor"].default == SCALER_BACKOFF and defaults["growth_factor"].default == SCALER_GROWTH,
+    )
 
 
 def compute(section):
@@ -630,38 +761,76 @@ def draw_formats(section, results) -> None:
         x = 0
         for field in ("sign", "exponent", "mantissa"):
             bits = results["facts"][prefix][field]
-            ax.broken_barh([(x + b + 0.05, 0.9) for b in range(bits)], (y, 0.62),
-                           facecolor=FIELD_COLOURS[field], alpha=0.85, linewidth=0)
-            ax.text(x + bits / 2, y + 0.31, t(f"{prefix}_{field}_bits"), ha="center", va="center",
-                    fontsize=9, color="white", fontweight="bold",
-                    bbox={"boxstyle": "square,pad=0.25", "facecolor": FIELD_COLOURS[field],
-                          "edgecolor": "none", "alpha": 0.85})
+            ax.broken_barh(
+                [(x + b + 0.05, 0.9) for b in range(bits)],
+                (y, 0.62),
+                facecolor=FIELD_COLOURS[field],
+                alpha=0.85,
+                linewidth=0,
+            )
+            ax.text(
+                x + bits / 2,
+                y + 0.31,
+                t(f"{prefix}_{field}_bits"),
+                ha="center",
+                va="center",
+                fontsize=9,
+                color="white",
+                fontweight="bold",
+                bbox={
+                    "boxstyle": "square,pad=0.25",
+                    "facecolor": FIELD_COLOURS[field],
+                    "edgecolor": "none",
+                    "alpha": 0.85,
+                },
+            )
             x += bits
-        ax.text(-0.6, y + 0.31, f"{name}\n{t(f'{prefix}_bytes')} bytes", ha="right", va="center",
-                fontsize=10)
-        ax.text(0.05, y + 0.72,
-                f"largest {t(f'{prefix}_max')}   "
-                f"smallest subnormal {t(f'{prefix}_subnormal_power')} ≈ {t(f'{prefix}_subnormal')}   "
-                f"step above one {t(f'{prefix}_eps_power')} = {t(f'{prefix}_eps')}",
-                ha="left", va="top", fontsize=9, color=PALETTE["ink"])
-    ax.legend(handles=[Patch(color=FIELD_COLOURS["sign"], label="sign bit"),
-                       Patch(color=FIELD_COLOURS["exponent"], label="exponent bits: set the reach"),
-                       Patch(color=FIELD_COLOURS["mantissa"], label="mantissa bits: set the step")],
-              loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=3, fontsize=9, handlelength=1.2,
-              borderaxespad=0.1)
+        ax.text(-0.6, y + 0.31, f"{name}\n{t(f'{prefix}_bytes')} bytes", ha="right", va="center", fontsize=10)
+        ax.text(
+            0.05,
+            y + 0.72,
+            f"largest {t(f'{prefix}_max')}   "
+            f"smallest subnormal {t(f'{prefix}_subnormal_power')} ≈ {t(f'{prefix}_subnormal')}   "
+            f"step above one {t(f'{prefix}_eps_power')} = {t(f'{prefix}_eps')}",
+            ha="left",
+            va="top",
+            fontsize=9,
+            color=PALETTE["ink"],
+        )
+    ax.legend(
+        handles=[
+            Patch(color=FIELD_COLOURS["sign"], label="sign bit"),
+            Patch(color=FIELD_COLOURS["exponent"], label="exponent bits: set the reach"),
+            Patch(color=FIELD_COLOURS["mantissa"], label="mantissa bits: set the step"),
+        ],
+        loc="lower left",
+        bbox_to_anchor=(0.0, 1.0),
+        ncol=3,
+        fontsize=9,
+        handlelength=1.2,
+        borderaxespad=0.1,
+    )
     ax.set_xlim(-5.4, 33.6)  # a clear margin right of float32's last bit
     ax.set_ylim(2 * row_gap + 1.05, -0.15)
     ax.axis("off")
-    ax.set_title(f"bfloat16 keeps float32's reach ({t('bf16_max')}) with coarse steps; "
-                 f"float16 stops at {t('f16_max')}", loc="left", pad=22)
+    ax.set_title(
+        f"bfloat16 keeps float32's reach ({t('bf16_max')}) with coarse steps; float16 stops at {t('f16_max')}",
+        loc="left",
+        pad=22,
+    )
     section.save_figure(fig, "formats")
 
 
 def draw_memory(section, results) -> None:
     t, texts = section.text, section.texts
-    fig = new_figure(8.4, 3.2, margins=(0.41, 0.44, 0.05, 0.44), grid=(1, 2), wspace=0.54,
-                     suptitle="Mixed precision costs no less on the weights; the saving is in the "
-                              "activations")
+    fig = new_figure(
+        8.4,
+        3.2,
+        margins=(0.41, 0.44, 0.05, 0.44),
+        grid=(1, 2),
+        wspace=0.54,
+        suptitle="Mixed precision costs no less on the weights; the saving is in the activations",
+    )
     grid = fig.add_gridspec(1, 2, width_ratios=[3.2, 1])
     ax = fig.add_subplot(grid[0])
     width = 0.38
@@ -670,25 +839,45 @@ def draw_memory(section, results) -> None:
     # weights it is made from (hatched): it exists only while a step runs.
     copy_bytes = results["facts"]["bf16"]["bytes"]
     for offset, values, key, colour, label in (
-        (-width / 2, results["bytes"]["all_f32"], "mem_f32", PALETTE["blue"],
-         f"all float32: {t('mem_f32_total')} bytes ({t('mem_autocast_peak')} at the peak under autocast)"),
-        (width / 2, results["bytes"]["mixed"], "mem_mixed", PALETTE["orange"],
-         f"16-bit weights and gradients + float32 master: {t('mem_mixed_total')} bytes"),
+        (
+            -width / 2,
+            results["bytes"]["all_f32"],
+            "mem_f32",
+            PALETTE["blue"],
+            f"all float32: {t('mem_f32_total')} bytes ({t('mem_autocast_peak')} at the peak under autocast)",
+        ),
+        (
+            width / 2,
+            results["bytes"]["mixed"],
+            "mem_mixed",
+            PALETTE["orange"],
+            f"16-bit weights and gradients + float32 master: {t('mem_mixed_total')} bytes",
+        ),
     ):
         ax.bar(xs + offset, values, width, color=colour, label=label)
         for i, (x, v, text) in enumerate(zip(xs + offset, values, texts(key))):
             if key == "mem_f32" and i == 0:
                 v, text = v + copy_bytes, f"{text} + {t('bf16_bytes')}"
             ax.text(x, v + 0.08, text, ha="center", va="bottom", fontsize=9)
-    ax.bar(xs[0] - width / 2, copy_bytes, width, bottom=results["bytes"]["all_f32"][0],
-           facecolor="white", edgecolor=PALETTE["blue"], hatch="///", linewidth=1.0,
-           label=f"autocast's cached 16-bit copy: {t('bf16_bytes')} bytes")
+    ax.bar(
+        xs[0] - width / 2,
+        copy_bytes,
+        width,
+        bottom=results["bytes"]["all_f32"][0],
+        facecolor="white",
+        edgecolor=PALETTE["blue"],
+        hatch="///",
+        linewidth=1.0,
+        label=f"autocast's cached 16-bit copy: {t('bf16_bytes')} bytes",
+    )
     ax.set_xticks(xs, [p.replace(" ", "\n") for p in PIECES])
     ax.set_ylabel("bytes per weight")
     ax.legend(loc="upper right", ncol=1, fontsize=8.5)
     ax.set_ylim(0, 7.6)
-    ax.set_title(f"Adam, per weight: {t('mem_f32_total')} bytes either way,\n"
-                 f"{t('mem_autocast_peak')} at autocast's peak", loc="left")
+    ax.set_title(
+        f"Adam, per weight: {t('mem_f32_total')} bytes either way,\n{t('mem_autocast_peak')} at autocast's peak",
+        loc="left",
+    )
 
     ax = fig.add_subplot(grid[1])
     mbs = results["bytes"]["act"]
@@ -716,22 +905,53 @@ def draw_histogram(section, results) -> None:
     fig = new_figure(8.4, 3.8, margins=(0.78, 0.46, 0.05, 0.24))
     ax = fig.add_subplot()
     ax.axvspan(lin_edges[0], floor, color=PALETTE["red"], alpha=0.08, linewidth=0)
-    ax.axvspan(floor, 2.0**-14, color=PALETTE["yellow"], alpha=0.18, linewidth=0,
-               label=f"float16 subnormals, up to {t('f16_smallest_normal')}: fewer digits")
-    ax.stairs(raw_counts, lin_edges, fill=True, color=PALETTE["blue"], alpha=0.45,
-              label=f"as computed: {t('f16_underflow_count')} ({t('f16_underflow_pct')}) "
-                    "become zero in float16")
-    ax.stairs(scaled_counts, lin_edges, fill=True, color=PALETTE["orange"], alpha=0.45,
-              label=f"× {t('loss_scale')}: {t('scaled_underflow_count')} "
-                    f"({t('scaled_underflow_pct')}) become zero, "
-                    f"{t('scaled_overflow_count')} overflow")
+    ax.axvspan(
+        floor,
+        2.0**-14,
+        color=PALETTE["yellow"],
+        alpha=0.18,
+        linewidth=0,
+        label=f"float16 subnormals, up to {t('f16_smallest_normal')}: fewer digits",
+    )
+    ax.stairs(
+        raw_counts,
+        lin_edges,
+        fill=True,
+        color=PALETTE["blue"],
+        alpha=0.45,
+        label=f"as computed: {t('f16_underflow_count')} ({t('f16_underflow_pct')}) become zero in float16",
+    )
+    ax.stairs(
+        scaled_counts,
+        lin_edges,
+        fill=True,
+        color=PALETTE["orange"],
+        alpha=0.45,
+        label=f"× {t('loss_scale')}: {t('scaled_underflow_count')} "
+        f"({t('scaled_underflow_pct')}) become zero, "
+        f"{t('scaled_overflow_count')} overflow",
+    )
     top = max(raw_counts.max(), scaled_counts.max())
     ax.axvline(floor, color=PALETTE["red"], linewidth=1.2, linestyle="--")
-    ax.text(floor * 0.7, top * 1.62, f"zero in float16:\nup to {t('f16_zero_threshold_power')} "
-            f"≈ {t('f16_zero_threshold')}", ha="right", va="top", fontsize=9, color=PALETTE["red"])
+    ax.text(
+        floor * 0.7,
+        top * 1.62,
+        f"zero in float16:\nup to {t('f16_zero_threshold_power')} ≈ {t('f16_zero_threshold')}",
+        ha="right",
+        va="top",
+        fontsize=9,
+        color=PALETTE["red"],
+    )
     ax.axvline(ceiling, color=PALETTE["grey"], linewidth=1.2, linestyle="--")
-    ax.text(ceiling * 0.7, top * 0.55, f"float16's largest\nvalue {t('f16_max')}",
-            ha="right", va="top", fontsize=9, color=PALETTE["grey"])
+    ax.text(
+        ceiling * 0.7,
+        top * 0.55,
+        f"float16's largest\nvalue {t('f16_max')}",
+        ha="right",
+        va="top",
+        fontsize=9,
+        color=PALETTE["grey"],
+    )
     log_axis(ax, "x", labels="power", every=2)
     ax.set_xlim(lin_edges[0], lin_edges[-1])
     ax.set_ylim(0, top * 1.7)
@@ -739,9 +959,12 @@ def draw_histogram(section, results) -> None:
     ax.set_xlabel("gradient value (log scale)")
     ax.set_ylabel("gradients per bin")
     ax.legend(loc="upper right", fontsize=8.5)
-    ax.set_title(f"Scaling by {t('loss_scale')} cuts the gradients float16 loses from "
-                 f"{t('f16_underflow_count')} to {t('scaled_underflow_count')} "
-                 f"of {t('grad_count')}", loc="left")
+    ax.set_title(
+        f"Scaling by {t('loss_scale')} cuts the gradients float16 loses from "
+        f"{t('f16_underflow_count')} to {t('scaled_underflow_count')} "
+        f"of {t('grad_count')}",
+        loc="left",
+    )
     section.save_figure(fig, "underflow_histogram")
 
 
@@ -752,13 +975,22 @@ def draw_overflow(section, results) -> None:
     n = len(OVERFLOW_LIST)
     fig, ax = new_cell_figure(8.4, 0.42 * n + 0.95, title_lines=2)
     f16_fill = [PALETTE["light"] if np.isfinite(v) else "#F8D0C0" for v in results["stored"]["f16"]]
-    draw_cell_rows(ax, [
-        (f"stored {stored}", [f16, bf16])
-        for stored, f16, bf16 in zip(texts("overflow_stored"), texts("overflow_f16"), texts("overflow_bf16"))
-    ], fills=[[f16_fill[i], "#DCEFE6"] for i in range(n)], label_width=1.25, fontsize=10.5,
-        column_labels=["float16 holds", "bfloat16 holds"])
-    ax.set_title(f"float16 overflows to inf from {t('overflow_f16_first_inf')} on; bfloat16 holds "
-                 f"every value,\nwith errors up to {t('overflow_bf16_max_rel_error')}", loc="left")
+    draw_cell_rows(
+        ax,
+        [
+            (f"stored {stored}", [f16, bf16])
+            for stored, f16, bf16 in zip(texts("overflow_stored"), texts("overflow_f16"), texts("overflow_bf16"))
+        ],
+        fills=[[f16_fill[i], "#DCEFE6"] for i in range(n)],
+        label_width=1.25,
+        fontsize=10.5,
+        column_labels=["float16 holds", "bfloat16 holds"],
+    )
+    ax.set_title(
+        f"float16 overflows to inf from {t('overflow_f16_first_inf')} on; bfloat16 holds "
+        f"every value,\nwith errors up to {t('overflow_bf16_max_rel_error')}",
+        loc="left",
+    )
     section.save_figure(fig, "overflow_list")
 
 
@@ -770,17 +1002,38 @@ def draw_master(section, results) -> None:
     fig = new_figure(8.4, 3.2, margins=(0.61, 0.46, 0.16, 0.24))
     ax = fig.add_subplot()
     ax.axhline(below, color=PALETTE["grey"], linewidth=1.0, linestyle=":")
-    ax.annotate(f"next bfloat16 below one: {t('bf16_below_one')} (gap {t('bf16_gap_below_one')})",
-                (steps[-1], below), xytext=(-4, -4), textcoords="offset points",
-                ha="right", va="top", fontsize=9, color=PALETTE["grey"])
+    ax.annotate(
+        f"next bfloat16 below one: {t('bf16_below_one')} (gap {t('bf16_gap_below_one')})",
+        (steps[-1], below),
+        xytext=(-4, -4),
+        textcoords="offset points",
+        ha="right",
+        va="top",
+        fontsize=9,
+        color=PALETTE["grey"],
+    )
     ax.plot(steps, paths["bf16"], color=PALETTE["orange"], label="bfloat16 copy")
     ax.plot(steps, paths["f32"], color=PALETTE["blue"], label="float32 copy")
-    ax.annotate(f"stays at {t('bf16_master_end')}", (steps[-1], paths["bf16"][-1]),
-                xytext=(-4, 4), textcoords="offset points", ha="right", va="bottom", fontsize=9,
-                color=PALETTE["orange"])
-    ax.annotate(f"ends at {t('f32_master_end')}", (steps[-1], paths["f32"][-1]),
-                xytext=(-10, 0), textcoords="offset points", ha="right", va="top", fontsize=9,
-                color=PALETTE["blue"])
+    ax.annotate(
+        f"stays at {t('bf16_master_end')}",
+        (steps[-1], paths["bf16"][-1]),
+        xytext=(-4, 4),
+        textcoords="offset points",
+        ha="right",
+        va="bottom",
+        fontsize=9,
+        color=PALETTE["orange"],
+    )
+    ax.annotate(
+        f"ends at {t('f32_master_end')}",
+        (steps[-1], paths["f32"][-1]),
+        xytext=(-10, 0),
+        textcoords="offset points",
+        ha="right",
+        va="top",
+        fontsize=9,
+        color=PALETTE["blue"],
+    )
     lo, hi = paths["f32"].min(), max(paths["bf16"].max(), paths["f32"].max())
     pad = (hi - lo) * 0.08
     ax.set_ylim(*nice_limits([lo - pad, hi + pad], pad=0.0))
@@ -788,8 +1041,11 @@ def draw_master(section, results) -> None:
     ax.set_xlabel("updates applied")
     ax.set_ylabel("weight value")
     ax.legend(loc="lower left")
-    ax.set_title(f"Adding {t('master_step')} {t('master_steps')} times: bfloat16 never moves, "
-                 f"float32 reaches {t('f32_master_end')}", loc="left")
+    ax.set_title(
+        f"Adding {t('master_step')} {t('master_steps')} times: bfloat16 never moves, "
+        f"float32 reaches {t('f32_master_end')}",
+        loc="left",
+    )
     section.save_figure(fig, "master_copy")
 
 

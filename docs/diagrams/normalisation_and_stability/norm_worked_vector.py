@@ -12,7 +12,6 @@ down a column. Draws four figures.
 from __future__ import annotations
 
 
-
 import pagekit.section  # noqa: F401  (first: it pins the numeric environment before numpy loads)
 import numpy as np  # noqa: E402
 
@@ -52,8 +51,14 @@ def layer_norm_by_hand(x: np.ndarray, eps: float) -> dict[str, np.ndarray | floa
     variance = sum(float(s) for s in squares) / n
     spread = (variance + eps) ** 0.5
     normalised = np.array([d / spread for d in deviations])
-    return {"mean": mean, "deviations": deviations, "squares": squares,
-            "variance": variance, "spread": spread, "normalised": normalised}
+    return {
+        "mean": mean,
+        "deviations": deviations,
+        "squares": squares,
+        "variance": variance,
+        "spread": spread,
+        "normalised": normalised,
+    }
 
 
 def rms_norm_by_hand(x: np.ndarray, eps: float) -> dict[str, np.ndarray | float]:
@@ -61,8 +66,7 @@ def rms_norm_by_hand(x: np.ndarray, eps: float) -> dict[str, np.ndarray | float]
     squares = np.array([v * v for v in x])
     mean_square = sum(float(s) for s in squares) / len(x)
     rms = (mean_square + eps) ** 0.5
-    return {"squares": squares, "mean_square": mean_square, "rms": rms,
-            "normalised": np.array([v / rms for v in x])}
+    return {"squares": squares, "mean_square": mean_square, "rms": rms, "normalised": np.array([v / rms for v in x])}
 
 
 def torch_normalised(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
@@ -102,11 +106,17 @@ def compute(section):
     section.claim(f"layer-norm values have mean 0 (to {NORMALISED_TOL:g})", abs(normalised_mean) < NORMALISED_TOL)
     # With epsilon the spread is sqrt(var / (var + eps)), a hair under 1;
     # without it the spread is 1 to rounding error.
-    section.agree("normalised spread and sqrt(var/(var+eps))", normalised_spread,
-                  np.sqrt(ln["variance"] / (ln["variance"] + EPS)), atol=1e-12)
+    section.agree(
+        "normalised spread and sqrt(var/(var+eps))",
+        normalised_spread,
+        np.sqrt(ln["variance"] / (ln["variance"] + EPS)),
+        atol=1e-12,
+    )
     spread_without_eps = float(np.std(layer_norm_by_hand(X, 0.0)["normalised"]))
-    section.claim(f"layer-norm values have spread 1 (to {NORMALISED_TOL:g}) when eps = 0",
-                  abs(spread_without_eps - 1) < NORMALISED_TOL)
+    section.claim(
+        f"layer-norm values have spread 1 (to {NORMALISED_TOL:g}) when eps = 0",
+        abs(spread_without_eps - 1) < NORMALISED_TOL,
+    )
     q("ln_spread_shortfall", 1 - normalised_spread, ".0x")
 
     # The third element, followed through by hand.
@@ -119,8 +129,11 @@ def compute(section):
     undo_error = float(np.max(np.abs(undone - X)))
     q("undo_error", undo_error, ".0x", abs_tol=1e-15)
     q("undo_error_bound", UNDO_BOUND, ".0x")
-    section.claim(f"scale = spread and shift = mean undo layer norm (error below {UNDO_BOUND:g})",
-                  undo_error < UNDO_BOUND, backs=('well below 1 × 10⁻¹²',))
+    section.claim(
+        f"scale = spread and shift = mean undo layer norm (error below {UNDO_BOUND:g})",
+        undo_error < UNDO_BOUND,
+        backs=("well below 1 × 10⁻¹²",),
+    )
     # ... for this vector only: the same scale and shift on a second vector.
     second = SECOND_SCALE * X + SECOND_SHIFT
     ln2 = layer_norm_by_hand(second, EPS)
@@ -133,12 +146,22 @@ def compute(section):
     q("second_same_normalised", same, ".0x", abs_tol=1e-12)
     q("second_miss", float(miss.max()), ".2f")
     q("second_miss_position", int(np.argmax(miss)) + 1, "d")
-    section.claim_bound("largest gap between the layer-norm values of x and of 2x + 1",
-                        same, "<", SAME_NORMALISED_TOL, fmt=".0e",
-                        backs=("maps it to the same six normalised values",))
-    section.claim_bound("largest miss of the first vector's scale and shift on the second vector",
-                        float(miss.max()), ">", SECOND_MISS_FLOOR, fmt="g",
-                        backs=("misses the second by up to",))
+    section.claim_bound(
+        "largest gap between the layer-norm values of x and of 2x + 1",
+        same,
+        "<",
+        SAME_NORMALISED_TOL,
+        fmt=".0e",
+        backs=("maps it to the same six normalised values",),
+    )
+    section.claim_bound(
+        "largest miss of the first vector's scale and shift on the second vector",
+        float(miss.max()),
+        ">",
+        SECOND_MISS_FLOOR,
+        fmt="g",
+        backs=("misses the second by up to",),
+    )
 
     # RMS norm.
     rms = rms_norm_by_hand(X, EPS)
@@ -161,10 +184,8 @@ def compute(section):
 
     # Cross-check against torch's modules (float32).
     torch_ln, torch_rms = torch_normalised(X, EPS)
-    section.agree("torch LayerNorm and the hand layer norm", torch_ln, ln["normalised"],
-                  atol=TORCH_TOLERANCE)
-    section.agree("torch RMSNorm and the hand RMS norm", torch_rms, rms["normalised"],
-                  atol=TORCH_TOLERANCE)
+    section.agree("torch LayerNorm and the hand layer norm", torch_ln, ln["normalised"], atol=TORCH_TOLERANCE)
+    section.agree("torch RMSNorm and the hand RMS norm", torch_rms, rms["normalised"], atol=TORCH_TOLERANCE)
     q("torch_tolerance", TORCH_TOLERANCE, ".0x")
     q("torch_layer_norm", torch_ln, ".4f", rel_tol=1e-6)
     q("torch_rms_norm", torch_rms, ".4f", rel_tol=1e-6)
@@ -190,73 +211,103 @@ def draw(section, results):
     follow = f"element {t('followed_position')}"
 
     fig, ax = new_cell_figure(8.4, 3.7)
-    draw_cell_rows(ax, [
-        ("input x", texts("x")),
-        (f"x − mean ({t('ln_mean')})", texts("ln_deviations")),
-        ("squared", texts("ln_squares")),
-        (f"÷ spread ({t('ln_spread')})", texts("ln_normalised")),
-        ("× scale γ", texts("gamma")),
-        ("+ shift β", texts("beta")),
-        ("output", texts("ln_output")),
-    ], fills=[PALETTE["light"]] * 4 + ["#F6EEDC"] * 2 + ["#DCEFE6"],
-        highlight_column=FOLLOWED, label_width=2.7,
-        footnote=f"variance {t('ln_variance')}, spread √(variance + ε) = {t('ln_spread')}")
-    ax.set_title(f"Layer norm, step by step: {follow} goes {t('x', FOLLOWED)} → "
-                 f"{t('ln_deviations', FOLLOWED)} → {t('ln_normalised', FOLLOWED)} → "
-                 f"{t('ln_output', FOLLOWED)}", loc="left")
+    draw_cell_rows(
+        ax,
+        [
+            ("input x", texts("x")),
+            (f"x − mean ({t('ln_mean')})", texts("ln_deviations")),
+            ("squared", texts("ln_squares")),
+            (f"÷ spread ({t('ln_spread')})", texts("ln_normalised")),
+            ("× scale γ", texts("gamma")),
+            ("+ shift β", texts("beta")),
+            ("output", texts("ln_output")),
+        ],
+        fills=[PALETTE["light"]] * 4 + ["#F6EEDC"] * 2 + ["#DCEFE6"],
+        highlight_column=FOLLOWED,
+        label_width=2.7,
+        footnote=f"variance {t('ln_variance')}, spread √(variance + ε) = {t('ln_spread')}",
+    )
+    ax.set_title(
+        f"Layer norm, step by step: {follow} goes {t('x', FOLLOWED)} → "
+        f"{t('ln_deviations', FOLLOWED)} → {t('ln_normalised', FOLLOWED)} → "
+        f"{t('ln_output', FOLLOWED)}",
+        loc="left",
+    )
     section.save_figure(fig, "layer_norm_steps")
 
     fig, ax = new_cell_figure(8.4, 2.9)
-    draw_cell_rows(ax, [
-        ("input x", texts("x")),
-        ("squared", texts("rms_squares")),
-        (f"÷ RMS ({t('rms')})", texts("rms_normalised")),
-        ("× scale γ", texts("gamma")),
-        ("output", texts("rms_output")),
-    ], fills=[PALETTE["light"]] * 3 + ["#F6EEDC", "#DCEFE6"],
-        highlight_column=FOLLOWED, label_width=2.7,
-        footnote=f"mean of squares {t('rms_mean_square')}, RMS √(mean of squares + ε) = {t('rms')}")
-    ax.set_title(f"RMS norm: no average removed, so the mean stays at "
-                 f"{t('rms_normalised_mean')}", loc="left")
+    draw_cell_rows(
+        ax,
+        [
+            ("input x", texts("x")),
+            ("squared", texts("rms_squares")),
+            (f"÷ RMS ({t('rms')})", texts("rms_normalised")),
+            ("× scale γ", texts("gamma")),
+            ("output", texts("rms_output")),
+        ],
+        fills=[PALETTE["light"]] * 3 + ["#F6EEDC", "#DCEFE6"],
+        highlight_column=FOLLOWED,
+        label_width=2.7,
+        footnote=f"mean of squares {t('rms_mean_square')}, RMS √(mean of squares + ε) = {t('rms')}",
+    )
+    ax.set_title(f"RMS norm: no average removed, so the mean stays at {t('rms_normalised_mean')}", loc="left")
     section.save_figure(fig, "rms_norm_steps")
 
     fig, ax = new_cell_figure(8.4, 2.0)
     largest = results["largest"]
     diff_fill = [PALETTE["light"]] * 6
     diff_fill[largest] = "#F8D9C9"
-    draw_cell_rows(ax, [
-        ("layer norm output", texts("ln_output")),
-        ("RMS norm output", texts("rms_output")),
-        ("layer − RMS", texts("ln_minus_rms")),
-    ], fills=[PALETTE["light"], PALETTE["light"], diff_fill], label_width=2.7)
-    ax.set_title(f"Same input, different outputs: the largest gap is "
-                 f"{t('largest_difference')}, at element {t('largest_difference_position')}",
-                 loc="left")
+    draw_cell_rows(
+        ax,
+        [
+            ("layer norm output", texts("ln_output")),
+            ("RMS norm output", texts("rms_output")),
+            ("layer − RMS", texts("ln_minus_rms")),
+        ],
+        fills=[PALETTE["light"], PALETTE["light"], diff_fill],
+        label_width=2.7,
+    )
+    ax.set_title(
+        f"Same input, different outputs: the largest gap is "
+        f"{t('largest_difference')}, at element {t('largest_difference_position')}",
+        loc="left",
+    )
     section.save_figure(fig, "layer_vs_rms")
 
     fig, ax = new_cell_figure(8.4, 3.1)
     grid_texts = texts("grid")
     n_rows, n_cols = results["grid"].shape
-    rows = [(f"example {'ABCD'[i]}", grid_texts[i * n_cols:(i + 1) * n_cols]) for i in range(n_rows)]
+    rows = [(f"example {'ABCD'[i]}", grid_texts[i * n_cols : (i + 1) * n_cols]) for i in range(n_rows)]
     fills = [[PALETTE["light"]] * n_cols for _ in range(n_rows)]
     for j in range(n_cols):
         fills[0][j] = "#D6E6F4"  # the row layer norm averages
     for i in range(n_rows):
         fills[i][0] = "#F6E3C2"  # the column batch norm averages
     fills[0][0] = "#E3D3E8"
-    draw_cell_rows(ax, rows, fills=fills, label_width=1.6,
-                   column_labels=[f"feature {'abcdef'[j]}" for j in range(n_cols)])
-    ax.text(n_cols + 0.15, 0.4,
-            f"layer norm: along example A\nmean {t('grid_row_mean')}, spread {t('grid_row_spread')}",
-            ha="left", va="center", fontsize=9, color=PALETTE["blue"])
-    ax.text(0.0, n_rows + 0.15,
-            f"batch norm: down feature a, mean {t('grid_column_mean')}, "
-            f"spread {t('grid_column_spread')}",
-            ha="left", va="top", fontsize=9, color="#A06A00")
+    draw_cell_rows(
+        ax, rows, fills=fills, label_width=1.6, column_labels=[f"feature {'abcdef'[j]}" for j in range(n_cols)]
+    )
+    ax.text(
+        n_cols + 0.15,
+        0.4,
+        f"layer norm: along example A\nmean {t('grid_row_mean')}, spread {t('grid_row_spread')}",
+        ha="left",
+        va="center",
+        fontsize=9,
+        color=PALETTE["blue"],
+    )
+    ax.text(
+        0.0,
+        n_rows + 0.15,
+        f"batch norm: down feature a, mean {t('grid_column_mean')}, spread {t('grid_column_spread')}",
+        ha="left",
+        va="top",
+        fontsize=9,
+        color="#A06A00",
+    )
     ax.set_xlim(-1.6, n_cols + 3.0)
     ax.set_ylim(n_rows + 0.7, -0.6)
-    ax.set_title("Two directions of averaging: layer norm uses one example, batch norm one feature",
-                 loc="left")
+    ax.set_title("Two directions of averaging: layer norm uses one example, batch norm one feature", loc="left")
     section.save_figure(fig, "batch_grid_directions")
 
 

@@ -28,7 +28,14 @@ import pagekit.section  # noqa: F401  (first: it pins the numeric environment be
 import numpy as np  # noqa: E402
 
 from pagekit.section import (
-    PALETTE, draw_cell_rows, import_torch, log_axis, main, new_figure, nice_limits, process_pool,
+    PALETTE,
+    draw_cell_rows,
+    import_torch,
+    log_axis,
+    main,
+    new_figure,
+    nice_limits,
+    process_pool,
     scientific,
 )
 
@@ -173,8 +180,12 @@ class StackedRuns:
         a = D_IN * D
         b = a + L * D * H
         c = b + L * H * D
-        return (flat[:, :a].reshape(R, D_IN, D), flat[:, a:b].reshape(R, L, D, H),
-                flat[:, b:c].reshape(R, L, H, D), flat[:, c:].reshape(R, D, 1))
+        return (
+            flat[:, :a].reshape(R, D_IN, D),
+            flat[:, a:b].reshape(R, L, D, H),
+            flat[:, b:c].reshape(R, L, H, D),
+            flat[:, c:].reshape(R, D, 1),
+        )
 
     def load(self, weights) -> None:
         """The same starting weights in every run."""
@@ -307,9 +318,22 @@ def train_side_by_side(placement, weights, x, y, rates, warmups, steps) -> np.nd
             stack.backward(x, g_out)
             for k in np.flatnonzero(alive):
                 ramp = min(1.0, step / warmups[k]) if warmups[k] else 1.0
-                adam([params[k]], [grads[k]], [first_moments[k]], [second_moments[k]], [], [step_counts[k]],
-                     fused=True, lr=rates[k] * ramp, beta1=BETA1, beta2=BETA2, eps=ADAM_EPS,
-                     weight_decay=0.0, amsgrad=False, maximize=False)
+                adam(
+                    [params[k]],
+                    [grads[k]],
+                    [first_moments[k]],
+                    [second_moments[k]],
+                    [],
+                    [step_counts[k]],
+                    fused=True,
+                    lr=rates[k] * ramp,
+                    beta1=BETA1,
+                    beta2=BETA2,
+                    eps=ADAM_EPS,
+                    weight_decay=0.0,
+                    amsgrad=False,
+                    maximize=False,
+                )
             stack.refresh_transposes()
     return losses
 
@@ -332,8 +356,7 @@ def probe(placement, weights, x):
     stack.backward(x, np.full((1, x.shape[0], 1), 1.0 / x.shape[0]), grads)
     stream_rms = np.sqrt(np.mean(stack.streams[:, 0] ** 2, axis=(1, 2)))
     grad_rms = np.sqrt(np.mean(grads[:, 0] ** 2, axis=(1, 2)))
-    return {"stream_rms": stream_rms, "grad_rms": grad_rms, "grads": grads[:, 0],
-            "streams": stack.streams[:, 0].copy()}
+    return {"stream_rms": stream_rms, "grad_rms": grad_rms, "grads": grads[:, 0], "streams": stack.streams[:, 0].copy()}
 
 
 def torch_stack(placement, weights, x, y=None):
@@ -378,8 +401,9 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     post_sum = stream + post_added
     post_sum_rms = float(np.sqrt(np.mean(post_sum**2)))
     post_out = rms_norm(post_sum)
-    section.agree("post-norm output and sum / its RMS",
-                  post_out, post_sum / np.sqrt(post_sum_rms**2 + NORM_EPS), rtol=1e-15)
+    section.agree(
+        "post-norm output and sum / its RMS", post_out, post_sum / np.sqrt(post_sum_rms**2 + NORM_EPS), rtol=1e-15
+    )
     q("block_seed", BLOCK_SEED, "d")
     q("block_spread", BLOCK_SPREAD, ".1f")
     q("block_w", w.ravel(), ".2f")
@@ -399,9 +423,11 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     q("block_largest_difference", float(np.max(np.abs(pre_out - post_out))), ".2f")
 
     # --- Through depth: forwards and backwards --------------------------------
-    section.agree("stack weights drawn at once and block by block",
-                  np.concatenate([a.ravel() for a in stack_weights(section, DEPTH_SEED, 3)]),
-                  np.concatenate([a.ravel() for a in stack_weights_block_by_block(section, DEPTH_SEED, 3)]))
+    section.agree(
+        "stack weights drawn at once and block by block",
+        np.concatenate([a.ravel() for a in stack_weights(section, DEPTH_SEED, 3)]),
+        np.concatenate([a.ravel() for a in stack_weights_block_by_block(section, DEPTH_SEED, 3)]),
+    )
     rows = x[:DEPTH_ROWS]
     probes = {p: {} for p in PLACEMENTS}
     for depth in DEPTHS:
@@ -409,13 +435,19 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
         for placement in PLACEMENTS:
             hand = probe(placement, weights, rows)
             _, auto = torch_stack(placement, weights, rows)
-            section.agree(f"{placement}-norm, {depth} blocks: stream-gradient RMS, hand backward "
-                          f"and torch autograd", hand["grad_rms"],
-                          np.sqrt(np.mean(auto**2, axis=(1, 2))), rtol=AUTOGRAD_RTOL)
+            section.agree(
+                f"{placement}-norm, {depth} blocks: stream-gradient RMS, hand backward and torch autograd",
+                hand["grad_rms"],
+                np.sqrt(np.mean(auto**2, axis=(1, 2))),
+                rtol=AUTOGRAD_RTOL,
+            )
             scale = float(np.max(np.abs(auto)))
-            section.agree(f"{placement}-norm, {depth} blocks: stream gradients, hand and autograd "
-                          f"(relative to the largest)", hand["grads"] / scale, auto / scale,
-                          atol=AUTOGRAD_RTOL)
+            section.agree(
+                f"{placement}-norm, {depth} blocks: stream gradients, hand and autograd (relative to the largest)",
+                hand["grads"] / scale,
+                auto / scale,
+                atol=AUTOGRAD_RTOL,
+            )
             probes[placement][depth] = hand
     q("autograd_rtol", AUTOGRAD_RTOL, power_of_ten)
     q("depth_seed", DEPTH_SEED, "d")
@@ -427,68 +459,107 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     q("pre_stream_rms_end", pre48["stream_rms"][-1], ".2f")
     post_off_one = max(float(np.max(np.abs(probes[POST][d]["stream_rms"][1:] - 1))) for d in DEPTHS)
     q("rms_one_tol", RMS_ONE_TOL, power_of_ten)
-    section.claim(f"post-norm stream RMS is 1 (to {RMS_ONE_TOL:g}) after every block, at every depth",
-                  post_off_one < RMS_ONE_TOL, backs=('A post-norm block always brings it back to an RMS of one',))
-    section.claim(f"pre-norm stream RMS ends larger than it starts ({DEPTH_BLOCKS} blocks)",
-                  pre48["stream_rms"][-1] > pre48["stream_rms"][0])
+    section.claim(
+        f"post-norm stream RMS is 1 (to {RMS_ONE_TOL:g}) after every block, at every depth",
+        post_off_one < RMS_ONE_TOL,
+        backs=("A post-norm block always brings it back to an RMS of one",),
+    )
+    section.claim(
+        f"pre-norm stream RMS ends larger than it starts ({DEPTH_BLOCKS} blocks)",
+        pre48["stream_rms"][-1] > pre48["stream_rms"][0],
+    )
 
     # The running total: the first pre-norm blocks and what each adds.
     streams = pre48["streams"]
-    added = streams[1:FIRST_BLOCKS + 1] - streams[:FIRST_BLOCKS]
+    added = streams[1 : FIRST_BLOCKS + 1] - streams[:FIRST_BLOCKS]
     added_rms = np.sqrt(np.mean(added**2, axis=(1, 2)))
-    first_rms = pre48["stream_rms"][:FIRST_BLOCKS + 1]
+    first_rms = pre48["stream_rms"][: FIRST_BLOCKS + 1]
     q("first_stream_rms", first_rms, ".2f")
     q("first_added_rms", added_rms, ".2f")
     plain_sum = first_rms[0] + added_rms[0]
     q("first_plain_sum", plain_sum, ".2f")
-    section.claim("RMS sizes do not add: after each of the first blocks the stream's RMS is "
-                  "below the RMS before plus the RMS added",
-                  bool(np.all(first_rms[1:] < first_rms[:-1] + added_rms)))
+    section.claim(
+        "RMS sizes do not add: after each of the first blocks the stream's RMS is "
+        "below the RMS before plus the RMS added",
+        bool(np.all(first_rms[1:] < first_rms[:-1] + added_rms)),
+    )
     # The fair comparison: additions perpendicular to the stream add in
     # quadrature (root sum of squares). The measured stream stays a little
     # below that, so the additions lean slightly against the stream: the
     # cosine between the stream and what a block adds (over all rows and
     # positions at once) is slightly negative.
     rss = np.sqrt(first_rms[0] ** 2 + np.concatenate([[0.0], np.cumsum(added_rms**2)]))
-    cosines = np.array([np.sum(streams[k] * (streams[k + 1] - streams[k]))
-                        / np.sqrt(np.sum(streams[k] ** 2) * np.sum((streams[k + 1] - streams[k]) ** 2))
-                        for k in range(FIRST_BLOCKS)])
-    section.agree("squared RMS after a block and before² + added² + 2·cos·before·added",
-                  first_rms[1:] ** 2,
-                  first_rms[:-1] ** 2 + added_rms**2 + 2 * cosines * first_rms[:-1] * added_rms, rtol=1e-9)
+    cosines = np.array(
+        [
+            np.sum(streams[k] * (streams[k + 1] - streams[k]))
+            / np.sqrt(np.sum(streams[k] ** 2) * np.sum((streams[k + 1] - streams[k]) ** 2))
+            for k in range(FIRST_BLOCKS)
+        ]
+    )
+    section.agree(
+        "squared RMS after a block and before² + added² + 2·cos·before·added",
+        first_rms[1:] ** 2,
+        first_rms[:-1] ** 2 + added_rms**2 + 2 * cosines * first_rms[:-1] * added_rms,
+        rtol=1e-9,
+    )
     q("first_rss", rss, ".2f")
     q("first_block_rss", float(np.sqrt(first_rms[0] ** 2 + added_rms[0] ** 2)), ".2f")
     q("first_block_cosine", cosines[0], ".2f")
     q("first_cosine_range", [cosines.min(), cosines.max()], ".2f")
     q("rss_tolerance", RSS_TOLERANCE, ".0%")
-    section.claim_bound("after the first blocks, |stream RMS / root-sum-of-squares prediction - 1|",
-                        abs(first_rms[-1] / rss[-1] - 1), "<", RSS_TOLERANCE, fmt="g",
-                        backs=("within 10% of the root-sum-of-squares line", 'What held at every seed is the picture itself: the stream ended within 10% of the root-sum-of-squares line',))
-    section.claim("on the page's run the stream ends below the root-sum-of-squares prediction",
-                  bool(first_rms[-1] < rss[-1]),
-                  f"measured {first_rms[-1]:.4f}, root sum of squares {rss[-1]:.4f}", every_seed=False,
-                  backs=("a little below the root-sum-of-squares line",))
-    section.claim("on the page's run every one of the first blocks adds a change that leans slightly "
-                  f"against the stream (cosine between -{NEAR_RIGHT_ANGLE:g} and 0)",
-                  bool(np.all((cosines < 0) & (cosines > -NEAR_RIGHT_ANGLE))),
-                  f"cosines {np.round(cosines, 4).tolist()}", every_seed=False,
-                  backs=("leans slightly against the stream", "on this run each block's output leans slightly against the stream it reads",))
-    section.claim(f"every addition of the first blocks is within {NEAR_RIGHT_ANGLE:g} of a right angle "
-                  f"(|cosine| < {NEAR_RIGHT_ANGLE:g})", bool(np.all(np.abs(cosines) < NEAR_RIGHT_ANGLE)), f"cosines {np.round(cosines, 4).tolist()}",
-                  backs=("nearly at right angles",))
+    section.claim_bound(
+        "after the first blocks, |stream RMS / root-sum-of-squares prediction - 1|",
+        abs(first_rms[-1] / rss[-1] - 1),
+        "<",
+        RSS_TOLERANCE,
+        fmt="g",
+        backs=(
+            "within 10% of the root-sum-of-squares line",
+            "What held at every seed is the picture itself: the stream ended within 10% of the root-sum-of-squares line",
+        ),
+    )
+    section.claim(
+        "on the page's run the stream ends below the root-sum-of-squares prediction",
+        bool(first_rms[-1] < rss[-1]),
+        f"measured {first_rms[-1]:.4f}, root sum of squares {rss[-1]:.4f}",
+        every_seed=False,
+        backs=("a little below the root-sum-of-squares line",),
+    )
+    section.claim(
+        "on the page's run every one of the first blocks adds a change that leans slightly "
+        f"against the stream (cosine between -{NEAR_RIGHT_ANGLE:g} and 0)",
+        bool(np.all((cosines < 0) & (cosines > -NEAR_RIGHT_ANGLE))),
+        f"cosines {np.round(cosines, 4).tolist()}",
+        every_seed=False,
+        backs=(
+            "leans slightly against the stream",
+            "on this run each block's output leans slightly against the stream it reads",
+        ),
+    )
+    section.claim(
+        f"every addition of the first blocks is within {NEAR_RIGHT_ANGLE:g} of a right angle "
+        f"(|cosine| < {NEAR_RIGHT_ANGLE:g})",
+        bool(np.all(np.abs(cosines) < NEAR_RIGHT_ANGLE)),
+        f"cosines {np.round(cosines, 4).tolist()}",
+        backs=("nearly at right angles",),
+    )
 
     # Gradients: first block over last block, for every depth.
-    ratios = {p: np.array([probes[p][d]["grad_rms"][1] / probes[p][d]["grad_rms"][-1] for d in DEPTHS])
-              for p in PLACEMENTS}
+    ratios = {
+        p: np.array([probes[p][d]["grad_rms"][1] / probes[p][d]["grad_rms"][-1] for d in DEPTHS]) for p in PLACEMENTS
+    }
     q("depths", DEPTHS, "d")
     q("grad_ratio_pre", ratios[PRE], ".2f", unit="times")
     q("grad_ratio_post", ratios[POST], ".2f", unit="times the gradient")
-    section.claim("pre-norm: the first block's gradient RMS is at least the last block's, at every depth",
-                  bool(np.all(ratios[PRE] >= 1)))
-    section.claim("pre-norm's first/last gradient ratio is above post-norm's at every depth",
-                  bool(np.all(ratios[PRE] > ratios[POST])))
-    section.claim("post-norm's ratio falls on both sides of 1",
-                  bool(ratios[POST].min() < 1 < ratios[POST].max()))
+    section.claim(
+        "pre-norm: the first block's gradient RMS is at least the last block's, at every depth",
+        bool(np.all(ratios[PRE] >= 1)),
+    )
+    section.claim(
+        "pre-norm's first/last gradient ratio is above post-norm's at every depth",
+        bool(np.all(ratios[PRE] > ratios[POST])),
+    )
+    section.claim("post-norm's ratio falls on both sides of 1", bool(ratios[POST].min() < 1 < ratios[POST].max()))
 
     # The stack the learning-rate sweep trains (rng(SWEEP_SEED), 120 rows,
     # squared error) is not one of the depth stacks: its own first/last ratio
@@ -503,28 +574,54 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
         hand = np.concatenate([g.ravel() for g in (stack.g_in, stack.g1, stack.g2, stack.g_out)])
         auto = np.concatenate([g.ravel() for g in auto])
         scale = float(np.max(np.abs(auto)))
-        section.agree(f"{placement}-norm: first MSE gradients of every weight, hand and autograd "
-                      f"(relative to the largest)", hand / scale, auto / scale, atol=AUTOGRAD_RTOL)
+        section.agree(
+            f"{placement}-norm: first MSE gradients of every weight, hand and autograd (relative to the largest)",
+            hand / scale,
+            auto / scale,
+            atol=AUTOGRAD_RTOL,
+        )
         stream_scale = float(np.max(np.abs(auto_streams)))
-        section.agree(f"{placement}-norm: first MSE stream gradients of the swept stack, hand and autograd "
-                      f"(relative to the largest)", stream_grads[:, 0] / stream_scale,
-                      auto_streams.reshape(stream_grads[:, 0].shape) / stream_scale, atol=AUTOGRAD_RTOL)
+        section.agree(
+            f"{placement}-norm: first MSE stream gradients of the swept stack, hand and autograd "
+            f"(relative to the largest)",
+            stream_grads[:, 0] / stream_scale,
+            auto_streams.reshape(stream_grads[:, 0].shape) / stream_scale,
+            atol=AUTOGRAD_RTOL,
+        )
         grad_rms = np.sqrt(np.mean(stream_grads[:, 0] ** 2, axis=(1, 2)))
         sweep_ratio[placement] = grad_rms[1] / grad_rms[-1]
     q("sweep_grad_ratio_post", sweep_ratio[POST], ".2f", unit="times the squared-error")
     q("sweep_grad_ratio_pre", sweep_ratio[PRE], ".2f", unit="times")
-    section.claim(f"in the swept stack at the start, post-norm's first block gets more than "
-                  f"{FIRST_BLOCK_GRADIENT_SHARE:g} of the squared-error gradient its last gets",
-                  sweep_ratio[POST] > FIRST_BLOCK_GRADIENT_SHARE,
-                  f"ratio {sweep_ratio[POST]:.3g}", backs=("more than half as much", 'at every seed more than half as much',))
-    section.claim("on the page's run, in the swept stack at the start, post-norm's first block gets "
-                  "less squared-error gradient than its last", sweep_ratio[POST] < 1,
-                  f"ratio {sweep_ratio[POST]:.3g}", every_seed=False,
-                  backs=("on the page's run less than its last gets",))
-    section.claim("in the swept stack at the start, pre-norm's first block gets more squared-error "
-                  "gradient than its last", sweep_ratio[PRE] > 1, f"ratio {sweep_ratio[PRE]:.3g}")
-    return {"probes": probes, "ratios": ratios, "first_stream_rms": first_rms, "first_added_rms": added_rms,
-            "first_rss": rss}
+    section.claim(
+        f"in the swept stack at the start, post-norm's first block gets more than "
+        f"{FIRST_BLOCK_GRADIENT_SHARE:g} of the squared-error gradient its last gets",
+        sweep_ratio[POST] > FIRST_BLOCK_GRADIENT_SHARE,
+        f"ratio {sweep_ratio[POST]:.3g}",
+        backs=(
+            "more than half as much",
+            "at every seed more than half as much",
+        ),
+    )
+    section.claim(
+        "on the page's run, in the swept stack at the start, post-norm's first block gets "
+        "less squared-error gradient than its last",
+        sweep_ratio[POST] < 1,
+        f"ratio {sweep_ratio[POST]:.3g}",
+        every_seed=False,
+        backs=("on the page's run less than its last gets",),
+    )
+    section.claim(
+        "in the swept stack at the start, pre-norm's first block gets more squared-error gradient than its last",
+        sweep_ratio[PRE] > 1,
+        f"ratio {sweep_ratio[PRE]:.3g}",
+    )
+    return {
+        "probes": probes,
+        "ratios": ratios,
+        "first_stream_rms": first_rms,
+        "first_added_rms": added_rms,
+        "first_rss": rss,
+    }
 
 
 def compute(section):
@@ -552,13 +649,16 @@ def compute(section):
     # bits). The workers fork before this process runs any torch operation:
     # a process forked after torch has started its thread pool (with more
     # than one thread) can hang in its first parallel operation.
-    runs = {PRE: (list(RATES), [0] * len(RATES)),
-            POST: (list(RATES) + [WARMUP_RATE], [0] * len(RATES) + [WARMUP_STEPS])}
+    runs = {
+        PRE: (list(RATES), [0] * len(RATES)),
+        POST: (list(RATES) + [WARMUP_RATE], [0] * len(RATES) + [WARMUP_STEPS]),
+    }
     checks = {PRE: 0, POST: len(RATES)}  # the run of each placement also trained alone
     steps = section.choose(full=STEPS, reduced=REDUCED_STEPS)
     jobs = [(p, sweep_weights, x, y, *runs[p], steps) for p in (POST, PRE)]
-    jobs += [(p, sweep_weights, x, y, runs[p][0][k:k + 1], runs[p][1][k:k + 1], ALONE_STEPS)
-             for p, k in checks.items()]
+    jobs += [
+        (p, sweep_weights, x, y, runs[p][0][k : k + 1], runs[p][1][k : k + 1], ALONE_STEPS) for p, k in checks.items()
+    ]
     jobs += [(PRE, sweep_weights, x, y, [RATES[0], HUGE_RATE], [0, 0], MASK_STEPS)]
     with process_pool(len(PLACEMENTS)) as pool:
         training = pool.starmap_async(train_side_by_side, jobs, chunksize=1)
@@ -573,10 +673,16 @@ def compute(section):
     # the same numbers gives the same bits, step after step).
     for placement, k in checks.items():
         rates, warmups = runs[placement]
-        section.agree(f"{placement}-norm at lr {rates[k]:g} (warmup {warmups[k]}): side by side and alone, "
-                      f"first {ALONE_STEPS} losses", losses[placement][k, :ALONE_STEPS], alone[placement][0])
-    section.claim("a run whose loss turns non-finite stops and leaves its neighbour untouched",
-                  bool(np.isnan(masked[1, -1])) and np.array_equal(masked[0], losses[PRE][0, :MASK_STEPS]))
+        section.agree(
+            f"{placement}-norm at lr {rates[k]:g} (warmup {warmups[k]}): side by side and alone, "
+            f"first {ALONE_STEPS} losses",
+            losses[placement][k, :ALONE_STEPS],
+            alone[placement][0],
+        )
+    section.claim(
+        "a run whose loss turns non-finite stops and leaves its neighbour untouched",
+        bool(np.isnan(masked[1, -1])) and np.array_equal(masked[0], losses[PRE][0, :MASK_STEPS]),
+    )
 
     # Sensitivity: a converged loss of 1e-8 to 1e-4 carries the rounding of
     # every step, and correct implementations can end up to a factor of ten
@@ -614,42 +720,93 @@ def compute(section):
     # 0.396 of var(y) 0.653 (pinned; other BLAS kernels give other values):
     # rounding and the seed decide it there.
     i03 = RATES.index(0.03)
-    section.claim_bound("post-norm at lr 0.03: |score / var(y) - 1|",
-                        abs(scores[POST][i03] / var_y - 1), "<=", COLLAPSE_TOL, fmt="g",
-                        backs=("At 0.03 post-norm collapsed at every seed", 'At 0.03 post-norm collapsed at every seed and under every kernel',))
-    section.claim_bound("post-norm at lr 0.01 on the page's run: |score / var(y) - 1|",
-                        abs(scores[POST][i01] / var_y - 1), "<=", COLLAPSE_TOL, fmt="g", every_seed=False,
-                        backs=("on the page's own run", "At 0.01 it collapsed on the page's own run under every kernel",))
-    section.claim_bound("at lr 0.01, post-norm's score / pre-norm's score",
-                        scores[POST][i01] / scores[PRE][i01], ">", POST_PRE_SCORE_FLOOR, fmt="g",
-                        backs=("more than ten times", 'at 0.01 post-norm ended more than ten times higher than pre-norm at every seed',))
-    section.claim(f"pre-norm at lr 0.01 ends far below var(y) (under {FAR_BELOW:.0%} of it)",
-                  scores[PRE][i01] < FAR_BELOW * var_y)
-    section.claim(f"pre-norm keeps training at every lr >= 0.01 (ends under {KEEPS_TRAINING:.0%} of var(y))",
-                  bool(np.all(scores[PRE][high] < KEEPS_TRAINING * var_y)))
+    section.claim_bound(
+        "post-norm at lr 0.03: |score / var(y) - 1|",
+        abs(scores[POST][i03] / var_y - 1),
+        "<=",
+        COLLAPSE_TOL,
+        fmt="g",
+        backs=(
+            "At 0.03 post-norm collapsed at every seed",
+            "At 0.03 post-norm collapsed at every seed and under every kernel",
+        ),
+    )
+    section.claim_bound(
+        "post-norm at lr 0.01 on the page's run: |score / var(y) - 1|",
+        abs(scores[POST][i01] / var_y - 1),
+        "<=",
+        COLLAPSE_TOL,
+        fmt="g",
+        every_seed=False,
+        backs=(
+            "on the page's own run",
+            "At 0.01 it collapsed on the page's own run under every kernel",
+        ),
+    )
+    section.claim_bound(
+        "at lr 0.01, post-norm's score / pre-norm's score",
+        scores[POST][i01] / scores[PRE][i01],
+        ">",
+        POST_PRE_SCORE_FLOOR,
+        fmt="g",
+        backs=(
+            "more than ten times",
+            "at 0.01 post-norm ended more than ten times higher than pre-norm at every seed",
+        ),
+    )
+    section.claim(
+        f"pre-norm at lr 0.01 ends far below var(y) (under {FAR_BELOW:.0%} of it)", scores[PRE][i01] < FAR_BELOW * var_y
+    )
+    section.claim(
+        f"pre-norm keeps training at every lr >= 0.01 (ends under {KEEPS_TRAINING:.0%} of var(y))",
+        bool(np.all(scores[PRE][high] < KEEPS_TRAINING * var_y)),
+    )
     small = [i for i, r in enumerate(RATES) if r < 0.01]
-    section.claim(f"at the small rates both placements train (every score under {FAR_BELOW:.0%} of var(y))",
-                  bool(np.all(scores[PRE][small] < FAR_BELOW * var_y))
-                  and bool(np.all(scores[POST][small] < FAR_BELOW * var_y)), backs=('What held at every seed: both placements train at both small rates',))
+    section.claim(
+        f"at the small rates both placements train (every score under {FAR_BELOW:.0%} of var(y))",
+        bool(np.all(scores[PRE][small] < FAR_BELOW * var_y)) and bool(np.all(scores[POST][small] < FAR_BELOW * var_y)),
+        backs=("What held at every seed: both placements train at both small rates",),
+    )
     # What warmup does at every seed: post-norm at 0.01 trains for a while
     # (its lowest loss at any step falls under a tenth of var(y)), where
     # without warmup it never leaves the collapse level.
-    section.claim(f"with warmup, post-norm at 0.01 trains for a while (some step under {KEEPS_TRAINING:.0%} of var(y))",
-                  float(np.nanmin(losses[POST][n])) < KEEPS_TRAINING * var_y,
-                  backs=("let post-norm train for a while every time",))
+    section.claim(
+        f"with warmup, post-norm at 0.01 trains for a while (some step under {KEEPS_TRAINING:.0%} of var(y))",
+        float(np.nanmin(losses[POST][n])) < KEEPS_TRAINING * var_y,
+        backs=("let post-norm train for a while every time",),
+    )
     # The page's own run: these hold at seed offset 0 and the prose says that
     # other seeds can differ (the seed report shows where).
-    section.claim(f"warmup brings post-norm at 0.01 below {WARMUP_TARGET:g}", scores[POST][n] < WARMUP_TARGET,
-                  every_seed=False, backs=("Warmup rescued post-norm on this run, not at every seed",
-                                           "post-norm at 0.01 ends below 1 × 10⁻⁷ on the page's run, under every "
-                                           "numeric kernel",
-                                           "which only makes the first 50 steps smaller, avoids it on this run"))
-    section.claim("at lr 0.001 pre-norm ends lower than post-norm", scores[PRE][0] < scores[POST][0],
-                  every_seed=False, backs=("at 0.001 pre-norm ends lower", "On the page's run, at 0.001 pre-norm ends lower",))
-    section.claim("at lr 0.003 post-norm ends lower than pre-norm", scores[POST][1] < scores[PRE][1],
-                  every_seed=False, backs=("at 0.003 the order flips",))
-    section.claim("pre-norm's loss rises with the learning rate", bool(np.all(np.diff(scores[PRE]) > 0)),
-                  backs=("a higher rate always gave a higher final loss",))
+    section.claim(
+        f"warmup brings post-norm at 0.01 below {WARMUP_TARGET:g}",
+        scores[POST][n] < WARMUP_TARGET,
+        every_seed=False,
+        backs=(
+            "Warmup rescued post-norm on this run, not at every seed",
+            "post-norm at 0.01 ends below 1 × 10⁻⁷ on the page's run, under every numeric kernel",
+            "which only makes the first 50 steps smaller, avoids it on this run",
+        ),
+    )
+    section.claim(
+        "at lr 0.001 pre-norm ends lower than post-norm",
+        scores[PRE][0] < scores[POST][0],
+        every_seed=False,
+        backs=(
+            "at 0.001 pre-norm ends lower",
+            "On the page's run, at 0.001 pre-norm ends lower",
+        ),
+    )
+    section.claim(
+        "at lr 0.003 post-norm ends lower than pre-norm",
+        scores[POST][1] < scores[PRE][1],
+        every_seed=False,
+        backs=("at 0.003 the order flips",),
+    )
+    section.claim(
+        "pre-norm's loss rises with the learning rate",
+        bool(np.all(np.diff(scores[PRE]) > 0)),
+        backs=("a higher rate always gave a higher final loss",),
+    )
     results.update(scores=scores, var_y=var_y)
     return results
 
@@ -674,18 +831,23 @@ def draw(section, results):
     added_rms = results["first_added_rms"]
     rss = results["first_rss"]
     positions = np.arange(n + 1)
-    ax.bar(positions - 0.2, stream_rms, width=0.38, color=COLOURS[PRE],
-           label="RMS of the stream")
-    ax.bar(positions[1:] + 0.2, added_rms, width=0.38, color=PALETTE["sky"],
-           label="RMS of what the block adds")
+    ax.bar(positions - 0.2, stream_rms, width=0.38, color=COLOURS[PRE], label="RMS of the stream")
+    ax.bar(positions[1:] + 0.2, added_rms, width=0.38, color=PALETTE["sky"], label="RMS of what the block adds")
     # The prediction for additions at right angles to the stream, drawn as
     # short dashes above each stream bar (clear of the value labels).
     for i in range(n + 1):
-        ax.plot([i - 0.39, i - 0.01], [rss[i], rss[i]], color=grey, ls="--", lw=1.4,
-                label="if each addition were at right angles: √(sum of squares)" if i == 0 else None)
+        ax.plot(
+            [i - 0.39, i - 0.01],
+            [rss[i], rss[i]],
+            color=grey,
+            ls="--",
+            lw=1.4,
+            label="if each addition were at right angles: √(sum of squares)" if i == 0 else None,
+        )
     for i, text in enumerate(texts("first_stream_rms")):
-        ax.text(i - 0.2, stream_rms[i] / 2, text, ha="center", va="center", fontsize=9,
-                color="white", fontweight="bold")
+        ax.text(
+            i - 0.2, stream_rms[i] / 2, text, ha="center", va="center", fontsize=9, color="white", fontweight="bold"
+        )
     for i, text in enumerate(texts("first_rss")[1:], start=1):
         ax.text(i - 0.2, rss[i] + 0.04, text, ha="center", va="bottom", fontsize=8.5, color=grey)
     for i, text in enumerate(texts("first_added_rms")):
@@ -694,42 +856,62 @@ def draw(section, results):
     ax.set_ylabel("RMS")
     ax.set_ylim(0, 2.6)
     ax.legend(loc="upper left", fontsize=8.5)
-    ax.set_title(f"Six additions take the stream from {t('first_stream_rms', 0)} to {t('first_stream_rms', n)}, "
-                 f"a little below\nthe {t('first_rss', n)} that additions at right angles would give",
-                 loc="left")
+    ax.set_title(
+        f"Six additions take the stream from {t('first_stream_rms', 0)} to {t('first_stream_rms', n)}, "
+        f"a little below\nthe {t('first_rss', n)} that additions at right angles would give",
+        loc="left",
+    )
     section.save_figure(fig, "running_total")
 
     # 2. One block, four numbers, both placements.
-    fig = new_figure(8.4, 4.6, margins=(0.04, 0.04, 0.04, 0.25), grid=(2, 2), wspace=0.08,
-                     hspace=0.28, suptitle=f"The same block in two places: the outputs differ by "
-                                           f"up to {t('block_largest_difference')}")
+    fig = new_figure(
+        8.4,
+        4.6,
+        margins=(0.04, 0.04, 0.04, 0.25),
+        grid=(2, 2),
+        wspace=0.08,
+        hspace=0.28,
+        suptitle=f"The same block in two places: the outputs differ by up to {t('block_largest_difference')}",
+    )
     grid = fig.add_gridspec(2, 2, width_ratios=[3.2, 1.0])
     pre_fill = [PALETTE["light"], "#DDE9F5", "#DDE9F5", "#DDE9F5", "#CFE3F3"]
     post_fill = [PALETTE["light"], "#F8E8C8", "#F8E8C8", "#F8E8C8", "#F3D9A6"]
     ax = fig.add_subplot(grid[0, 0])
-    draw_cell_rows(ax, [
-        ("stream x", texts("block_x")),
-        (f"copy ÷ RMS ({t('block_x_rms')})", texts("block_pre_normed")),
-        ("relu", texts("block_pre_relu")),
-        ("× W: block output", texts("block_pre_added")),
-        ("x + block output", texts("block_pre_out")),
-    ], fills=pre_fill, label_width=2.3)
-    ax.set_title(f"Pre-norm: x + relu(norm(x))·W, output RMS {t('block_pre_out_rms')}",
-                 loc="left", color=COLOURS[PRE])
+    draw_cell_rows(
+        ax,
+        [
+            ("stream x", texts("block_x")),
+            (f"copy ÷ RMS ({t('block_x_rms')})", texts("block_pre_normed")),
+            ("relu", texts("block_pre_relu")),
+            ("× W: block output", texts("block_pre_added")),
+            ("x + block output", texts("block_pre_out")),
+        ],
+        fills=pre_fill,
+        label_width=2.3,
+    )
+    ax.set_title(f"Pre-norm: x + relu(norm(x))·W, output RMS {t('block_pre_out_rms')}", loc="left", color=COLOURS[PRE])
     ax = fig.add_subplot(grid[1, 0])
-    draw_cell_rows(ax, [
-        ("stream x", texts("block_x")),
-        ("relu", texts("block_post_relu")),
-        ("× W: block output", texts("block_post_added")),
-        ("x + block output", texts("block_post_sum")),
-        (f"÷ RMS ({t('block_post_sum_rms')})", texts("block_post_out")),
-    ], fills=post_fill, label_width=2.3)
-    ax.set_title(f"Post-norm: norm(x + relu(x)·W), output RMS {t('block_post_out_rms')}",
-                 loc="left", color="#A06A00")
+    draw_cell_rows(
+        ax,
+        [
+            ("stream x", texts("block_x")),
+            ("relu", texts("block_post_relu")),
+            ("× W: block output", texts("block_post_added")),
+            ("x + block output", texts("block_post_sum")),
+            (f"÷ RMS ({t('block_post_sum_rms')})", texts("block_post_out")),
+        ],
+        fills=post_fill,
+        label_width=2.3,
+    )
+    ax.set_title(f"Post-norm: norm(x + relu(x)·W), output RMS {t('block_post_out_rms')}", loc="left", color="#A06A00")
     ax = fig.add_subplot(grid[:, 1])
     w_texts = texts("block_w")
-    draw_cell_rows(ax, [("", w_texts[i * STREAM_LENGTH:(i + 1) * STREAM_LENGTH])
-                        for i in range(STREAM_LENGTH)], label_width=0.1, fontsize=9)
+    draw_cell_rows(
+        ax,
+        [("", w_texts[i * STREAM_LENGTH : (i + 1) * STREAM_LENGTH]) for i in range(STREAM_LENGTH)],
+        label_width=0.1,
+        fontsize=9,
+    )
     ax.set_ylim(STREAM_LENGTH * 2.6, -0.1)  # cells as tall as the rows beside them
     ax.set_title(f"W, rng({t('block_seed')})", loc="left")
     section.save_figure(fig, "one_block")
@@ -740,11 +922,19 @@ def draw(section, results):
     probes = results["probes"]
     blocks = np.arange(DEPTH_BLOCKS + 1)
     for placement in PLACEMENTS:
-        left.plot(blocks, probes[placement][DEPTH_BLOCKS]["stream_rms"], color=COLOURS[placement],
-                  label=LABELS[placement])
+        left.plot(
+            blocks, probes[placement][DEPTH_BLOCKS]["stream_rms"], color=COLOURS[placement], label=LABELS[placement]
+        )
     end = probes[PRE][DEPTH_BLOCKS]["stream_rms"][-1]
-    left.annotate(t("pre_stream_rms_end"), (DEPTH_BLOCKS, end), xytext=(-4, 4),
-                  textcoords="offset points", ha="right", va="bottom", color=COLOURS[PRE])
+    left.annotate(
+        t("pre_stream_rms_end"),
+        (DEPTH_BLOCKS, end),
+        xytext=(-4, 4),
+        textcoords="offset points",
+        ha="right",
+        va="bottom",
+        color=COLOURS[PRE],
+    )
     left.set_xlabel(f"block (stack of {t('depth_blocks')} blocks, {t('depth_rows')} rows)")
     left.set_ylabel("RMS of the stream after the block")
     left.set_ylim(*nice_limits([0.0, float(t("pre_stream_rms_end")) * 1.12], pad=0.0))
@@ -753,8 +943,9 @@ def draw(section, results):
     left.set_title("Forwards: pre-norm's stream grows,\npost-norm's stays at RMS one", loc="left")
     depths = np.array(DEPTHS)
     for placement in PLACEMENTS:
-        right.plot(depths, results["ratios"][placement], color=COLOURS[placement], marker="o",
-                   ms=4, label=LABELS[placement])
+        right.plot(
+            depths, results["ratios"][placement], color=COLOURS[placement], marker="o", ms=4, label=LABELS[placement]
+        )
     right.axhline(1.0, color=grey, lw=1.0, ls=":")
     log_axis(right, "x", ticks=depths, base=2, labels="plain")
     ratios = np.concatenate([results["ratios"][p] for p in PLACEMENTS])
@@ -774,28 +965,35 @@ def draw(section, results):
     scores = results["scores"]
     n = len(RATES)
     for placement in PLACEMENTS:
-        ax.plot(rates, scores[placement][:n], color=COLOURS[placement], marker="o", ms=5,
-                label=LABELS[placement])
+        ax.plot(rates, scores[placement][:n], color=COLOURS[placement], marker="o", ms=5, label=LABELS[placement])
     var_y = float(t("var_y"))  # the registered, rounded value: no digit below the print moves a pixel
     ax.axhline(var_y, color=grey, ls="--", lw=1.2)
-    ax.text(rates[0], var_y * 1.25, f"predict the mean: var(y) = {t('var_y')}", color=grey,
-            va="bottom", fontsize=9)
-    ax.plot([WARMUP_RATE], [scores[POST][n]], ls="none", marker="*", ms=13, color=PALETTE["green"],
-            label=f"post-norm, warmup over the first {t('warmup_steps')} steps")
+    ax.text(rates[0], var_y * 1.25, f"predict the mean: var(y) = {t('var_y')}", color=grey, va="bottom", fontsize=9)
+    ax.plot(
+        [WARMUP_RATE],
+        [scores[POST][n]],
+        ls="none",
+        marker="*",
+        ms=13,
+        color=PALETTE["green"],
+        label=f"post-norm, warmup over the first {t('warmup_steps')} steps",
+    )
     log_axis(ax, "x", labels="plain")
     ax.set_xticks(rates, texts("rates"))
     log_axis(ax, "y", labels="power")
     # Whole decades, half a decade or more beyond every point: limits (and so
     # tick positions) that last-bit rounding of the losses cannot move.
     every = np.concatenate([scores[p] for p in PLACEMENTS] + [[var_y]])
-    ax.set_ylim(10.0 ** math.floor(math.log10(every.min()) - 0.5),
-                10.0 ** math.ceil(math.log10(every.max()) + 0.5))
+    ax.set_ylim(10.0 ** math.floor(math.log10(every.min()) - 0.5), 10.0 ** math.ceil(math.log10(every.max()) + 0.5))
     ax.set_xlim(rates[0] / 1.4, rates[-1] * 1.4)
     ax.set_xlabel("learning rate (Adam)")
     ax.set_ylabel(f"lowest loss over the last\n{t('last_steps')} of {t('steps')} steps")
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.86))
-    ax.set_title(f"{t('sweep_blocks')} blocks, the page's run: from lr {t('rates', RATES.index(0.01))} "
-                 "post-norm collapses to the mean;\npre-norm keeps training", loc="left")
+    ax.set_title(
+        f"{t('sweep_blocks')} blocks, the page's run: from lr {t('rates', RATES.index(0.01))} "
+        "post-norm collapses to the mean;\npre-norm keeps training",
+        loc="left",
+    )
     section.save_figure(fig, "lr_sweep")
 
 

@@ -227,9 +227,12 @@ def compute(section):
     q("std_reach_stats", [std_reach.min(), std_reach.max(), std_reach.std()], ".2f")
     q("std_height_stats", [std_height.min(), std_height.max(), std_height.std()], ".2f")
     q("mean_ratio", mean[0] / mean[1], ",.0f", unit="times bigger")
-    section.agree("standardised features have average 0 and spread 1",
-                  [std_reach.mean(), std_height.mean(), std_reach.std(), std_height.std()],
-                  [0, 0, 1, 1], atol=1e-12)
+    section.agree(
+        "standardised features have average 0 and spread 1",
+        [std_reach.mean(), std_height.mean(), std_reach.std(), std_height.std()],
+        [0, 0, 1, 1],
+        atol=1e-12,
+    )
 
     ones = np.ones(N_EXAMPLES)
     raw = Problem(np.column_stack([reach, height, ones]), y)
@@ -248,8 +251,10 @@ def compute(section):
     q("grad_reach", g0[REACH], ",.0f")
     q("grad_height", g0[HEIGHT], ".2f")
     q("grad_ratio", g0[REACH] / g0[HEIGHT], ",.0f", unit=("times harder", "times larger"))
-    section.claim(f"the first gradient on the reach weight is over {GRADIENT_RATIO_FLOOR:,} times "
-                  "the one on the height weight", abs(g0[REACH]) > GRADIENT_RATIO_FLOOR * abs(g0[HEIGHT]))
+    section.claim(
+        f"the first gradient on the reach weight is over {GRADIENT_RATIO_FLOOR:,} times the one on the height weight",
+        abs(g0[REACH]) > GRADIENT_RATIO_FLOOR * abs(g0[HEIGHT]),
+    )
 
     # Curvature.
     q("lambda_raw", [raw.lam[-1], raw.lam[0]], lambda v: f"{v:,.0f}" if v > 1 else f"{v:.4f}")
@@ -257,29 +262,45 @@ def compute(section):
     curv_std = std.lam[-1] / std.lam[0]
     q("curvature_ratio_raw", curv_raw, ",.0f")
     q("curvature_ratio_std", curv_std, ".2f")
-    section.claim(f"the standardised curvature ratio is below {STD_CURVATURE_CEILING:g}", curv_std < STD_CURVATURE_CEILING)
+    section.claim(
+        f"the standardised curvature ratio is below {STD_CURVATURE_CEILING:g}", curv_std < STD_CURVATURE_CEILING
+    )
     steep, flat = raw.V[:, -1], raw.V[:, 0]
-    section.claim(f"the steepest raw direction is almost pure reach weight (component above {PURE_SHARE:g})",
-                  abs(steep[REACH]) > PURE_SHARE)
-    section.claim(f"the flattest raw direction is mostly height weight and intercept (reach component below "
-                  f"{FLAT_REACH_CEILING:g}, height above {FLAT_HEIGHT_FLOOR:g}, intercept above {FLAT_INTERCEPT_FLOOR:g})",
-                  abs(flat[REACH]) < FLAT_REACH_CEILING and abs(flat[HEIGHT]) > FLAT_HEIGHT_FLOOR
-                  and abs(flat[INTERCEPT]) > FLAT_INTERCEPT_FLOOR)
+    section.claim(
+        f"the steepest raw direction is almost pure reach weight (component above {PURE_SHARE:g})",
+        abs(steep[REACH]) > PURE_SHARE,
+    )
+    section.claim(
+        f"the flattest raw direction is mostly height weight and intercept (reach component below "
+        f"{FLAT_REACH_CEILING:g}, height above {FLAT_HEIGHT_FLOOR:g}, intercept above {FLAT_INTERCEPT_FLOOR:g})",
+        abs(flat[REACH]) < FLAT_REACH_CEILING
+        and abs(flat[HEIGHT]) > FLAT_HEIGHT_FLOOR
+        and abs(flat[INTERCEPT]) > FLAT_INTERCEPT_FLOOR,
+    )
     q("move", MOVE, ".2f")
     rise = 0.5 * np.array([raw.lam[-1], raw.lam[0]]) * MOVE**2
-    section.agree("loss rise ½·λ·0.01² and the loss measured after the move",
-                  rise, [raw.loss(raw.w_best + MOVE * v) - raw.best_loss for v in (steep, flat)],
-                  rtol=1e-6)
+    section.agree(
+        "loss rise ½·λ·0.01² and the loss measured after the move",
+        rise,
+        [raw.loss(raw.w_best + MOVE * v) - raw.best_loss for v in (steep, flat)],
+        rtol=1e-6,
+    )
     q("rise_steep", rise[0], ".1f")
     q("rise_flat", rise[1], ".1x")
     # After standardising, the intercept decouples (eigenvalue 2) and the two
     # feature directions have eigenvalues 2(1 ± ρ), ρ the feature correlation.
     rho = float(np.corrcoef(reach, height)[0, 1])
     q("correlation", rho, ".3f")
-    section.claim(f"after standardising, the intercept is an eigenvector on its own (to {EXACT_TOL:g})",
-                  abs(abs(std.V[INTERCEPT, 1]) - 1) < EXACT_TOL)
-    section.agree("standardised eigenvalues and 2(1 − |ρ|), 2, 2(1 + |ρ|)", std.lam,
-                  [2 * (1 - abs(rho)), 2.0, 2 * (1 + abs(rho))], atol=1e-12)
+    section.claim(
+        f"after standardising, the intercept is an eigenvector on its own (to {EXACT_TOL:g})",
+        abs(abs(std.V[INTERCEPT, 1]) - 1) < EXACT_TOL,
+    )
+    section.agree(
+        "standardised eigenvalues and 2(1 − |ρ|), 2, 2(1 + |ρ|)",
+        std.lam,
+        [2 * (1 - abs(rho)), 2.0, 2 * (1 + abs(rho))],
+        atol=1e-12,
+    )
 
     # Learning rates: stable below 2/λ_max; we use half of it.
     stable = np.array([2 / raw.lam[-1], 2 / std.lam[-1]])
@@ -288,26 +309,41 @@ def compute(section):
     q("stable_lr_ratio", stable[1] / stable[0], ",.0f", unit="times larger")
     q("lr_raw", raw.lr, ".2x")
     q("lr_std", std.lr, ".3f")
-    section.claim(f"at lr = 1/λ_max the error along the steepest direction is gone after one step (to {EXACT_TOL:g})",
-                  abs(raw.rate[-1]) < EXACT_TOL and abs(std.rate[-1]) < EXACT_TOL)
-    section.agree("the flattest raw direction's per-step factor and 1 − 1/curvature ratio",
-                  raw.rate[0], 1 - 1 / curv_raw, atol=1e-15)
+    section.claim(
+        f"at lr = 1/λ_max the error along the steepest direction is gone after one step (to {EXACT_TOL:g})",
+        abs(raw.rate[-1]) < EXACT_TOL and abs(std.rate[-1]) < EXACT_TOL,
+    )
+    section.agree(
+        "the flattest raw direction's per-step factor and 1 − 1/curvature ratio",
+        raw.rate[0],
+        1 - 1 / curv_raw,
+        atol=1e-15,
+    )
 
     # Steps to the target, from the closed form, verified at t and t − 1.
     q("target_excess", TARGET_EXCESS, ".3f")
     steps = {}
     for label, problem in (("raw", raw), ("std", std)):
         t = problem.steps_to(TARGET_EXCESS)
-        section.claim(f"{label}: the excess is below the target {TARGET_EXCESS:g} at the step count, not one step before",
-                      problem.excess(t) < TARGET_EXCESS <= problem.excess(t - 1),
-                      backs=("the excess loss is below 0.001 after 2 steps",) if label == "std" else ())
+        section.claim(
+            f"{label}: the excess is below the target {TARGET_EXCESS:g} at the step count, not one step before",
+            problem.excess(t) < TARGET_EXCESS <= problem.excess(t - 1),
+            backs=("the excess loss is below 0.001 after 2 steps",) if label == "std" else (),
+        )
         steps[label] = t
     q("steps_raw", steps["raw"], ",d", unit="steps")
     q("steps_std", steps["std"], ",d", unit="steps")
     q("steps_ratio", steps["raw"] / steps["std"], ",.0f", unit="times as many")
-    section.claim(f"raw needs tens of millions of steps (at least {RAW_STEPS_FLOOR:,})", steps["raw"] >= RAW_STEPS_FLOOR)
-    section.claim(f"raw needs over {STEP_RATIO_FLOOR:,.0f} times more steps than standardised",
-                  steps["raw"] > STEP_RATIO_FLOOR * steps["std"], backs=('these conclusions held at every seed and under every kernel: raw units needed millions of times more steps than standardised ones',))
+    section.claim(
+        f"raw needs tens of millions of steps (at least {RAW_STEPS_FLOOR:,})", steps["raw"] >= RAW_STEPS_FLOOR
+    )
+    section.claim(
+        f"raw needs over {STEP_RATIO_FLOOR:,.0f} times more steps than standardised",
+        steps["raw"] > STEP_RATIO_FLOOR * steps["std"],
+        backs=(
+            "these conclusions held at every seed and under every kernel: raw units needed millions of times more steps than standardised ones",
+        ),
+    )
     # An independent route to the raw excess at t and t − 1: powers of the
     # update matrix (I − lr·H) by repeated squaring, no eigen-decomposition.
     update = np.eye(3) - raw.lr * raw.H
@@ -315,10 +351,16 @@ def compute(section):
     for t in (steps["raw"] - 1, steps["raw"]):
         e = np.linalg.matrix_power(update, t) @ -raw.w_best
         by_power.append(0.5 * e @ raw.H @ e)
-    section.agree("eigen closed form and matrix powers of the raw excess near the step count",
-                  raw.excess([steps["raw"] - 1, steps["raw"]]), by_power, rtol=1e-6)
-    section.claim(f"a real loop on the standardised problem needs the same number of steps to an excess below {TARGET_EXCESS:g}",
-                  descend_to(std, TARGET_EXCESS) == steps["std"])
+    section.agree(
+        "eigen closed form and matrix powers of the raw excess near the step count",
+        raw.excess([steps["raw"] - 1, steps["raw"]]),
+        by_power,
+        rtol=1e-6,
+    )
+    section.claim(
+        f"a real loop on the standardised problem needs the same number of steps to an excess below {TARGET_EXCESS:g}",
+        descend_to(std, TARGET_EXCESS) == steps["std"],
+    )
 
     # Adam, whose per-weight divisor absorbs a mismatch along the weight axes
     # (the reach weight's steep direction) but not the mixing of the height
@@ -342,96 +384,164 @@ def compute(section):
             while t >= 1 and history[t - 1, k] < TARGET_EXCESS:
                 t -= 1
             by_loop.append(-1 if t == ADAM_STEPS else t + 1)
-        section.agree(f"Adam's settle steps on the {label} problem, vectorised and by a backward loop",
-                      settle, by_loop)
-        section.claim(f"Adam on the {label} problem stays below the target to the end of the run at some rate of the grid",
-                      np.any(settle > 0), f"settle steps {settle.tolist()}",
-                      backs=("the slower one stays below it to step 5,000",
-                             "on the page's run Adam on raw inputs is below the target from step 3,904")
-                      if label == "raw" else ())
+        section.agree(f"Adam's settle steps on the {label} problem, vectorised and by a backward loop", settle, by_loop)
+        section.claim(
+            f"Adam on the {label} problem stays below the target to the end of the run at some rate of the grid",
+            np.any(settle > 0),
+            f"settle steps {settle.tolist()}",
+            backs=(
+                "the slower one stays below it to step 5,000",
+                "on the page's run Adam on raw inputs is below the target from step 3,904",
+            )
+            if label == "raw"
+            else (),
+        )
         best = best_of(settle)
         fastest = best_of(first)  # the rate that touches the target first
-        after = history[first[fastest]:, fastest]  # the excess after that first touch
+        after = history[first[fastest] :, fastest]  # the excess after that first touch
         adam[label] = (int(settle[best]), ADAM_RATES[best])
         later = long_history[ADAM_STEPS:]  # steps 5,001 to 10,000
-        adam_runs[label] = {"history": history, "long_history": long_history, "best": best,
-                            "fastest": fastest, "first": first, "settle": settle,
-                            "peak": after.max(), "later_peak": later[:, best].max(),
-                            "later_above": (later >= TARGET_EXCESS).any(axis=0)}
+        adam_runs[label] = {
+            "history": history,
+            "long_history": long_history,
+            "best": best,
+            "fastest": fastest,
+            "first": first,
+            "settle": settle,
+            "peak": after.max(),
+            "later_peak": later[:, best].max(),
+            "later_above": (later >= TARGET_EXCESS).any(axis=0),
+        }
         q(f"adam_fastest_rate_{label}", ADAM_RATES[fastest], "g")
         q(f"adam_fastest_first_{label}", first[fastest], ",d")
         # Every seed and kernel: the fastest run does not stay at the target
         # it first touched. How far it climbs, and which rate first stays below on
         # the standardised problem, are the page's run only (the robustness
         # report shows them moving with the seed and, for the latter, the kernel).
-        section.claim(f"on the {label} problem, the run that first touches the target excess of "
-                      f"{TARGET_EXCESS:g} later climbs back above it",
-                      after.max() >= TARGET_EXCESS, f"peak after the first touch {after.max():.3g}",
-                      backs=("then climbs above it again",))
-        section.claim(f"on the {label} problem the rate that first touches the target is not "
-                      "the first to stay below it to the end of the run", fastest != best, every_seed=(label == "raw"),
-                      backs=("the rate that gets there first is not the one that stays",
-                             "is not the one that stays below to step 5,000")
-                      if label == "raw" else ())
+        section.claim(
+            f"on the {label} problem, the run that first touches the target excess of "
+            f"{TARGET_EXCESS:g} later climbs back above it",
+            after.max() >= TARGET_EXCESS,
+            f"peak after the first touch {after.max():.3g}",
+            backs=("then climbs above it again",),
+        )
+        section.claim(
+            f"on the {label} problem the rate that first touches the target is not "
+            "the first to stay below it to the end of the run",
+            fastest != best,
+            every_seed=(label == "raw"),
+            backs=(
+                "the rate that gets there first is not the one that stays",
+                "is not the one that stays below to step 5,000",
+            )
+            if label == "raw"
+            else (),
+        )
     std_peak, raw_peak = adam_runs["std"]["peak"], adam_runs["raw"]["peak"]
-    section.claim(f"on the page's run, on the std problem, the run that first touches the target "
-                  f"excess of {TARGET_EXCESS:g} later climbs over {FAR_ABOVE_TARGET} times above it",
-                  std_peak > FAR_ABOVE_TARGET * TARGET_EXCESS, f"peak {std_peak:.3g}", every_seed=False,
-                  backs=("then climbs far above it",))
-    section.claim("on the page's run, on the raw problem, the run that first touches the target "
-                  "later climbs above its starting excess", raw_peak > raw.excess(0),
-                  f"peak {raw_peak:.3g}", every_seed=False,
-                  backs=("later climbs back above where it started",))
+    section.claim(
+        f"on the page's run, on the std problem, the run that first touches the target "
+        f"excess of {TARGET_EXCESS:g} later climbs over {FAR_ABOVE_TARGET} times above it",
+        std_peak > FAR_ABOVE_TARGET * TARGET_EXCESS,
+        f"peak {std_peak:.3g}",
+        every_seed=False,
+        backs=("then climbs far above it",),
+    )
+    section.claim(
+        "on the page's run, on the raw problem, the run that first touches the target "
+        "later climbs above its starting excess",
+        raw_peak > raw.excess(0),
+        f"peak {raw_peak:.3g}",
+        every_seed=False,
+        backs=("later climbs back above where it started",),
+    )
     # Does the count last? The same runs continued to 10,000 steps.
     raw_run, std_run = adam_runs["raw"], adam_runs["std"]
-    raw_exit = ADAM_STEPS + 1 + int(np.argmax(raw_run["long_history"][ADAM_STEPS:, raw_run["best"]]
-                                              >= TARGET_EXCESS))
+    raw_exit = ADAM_STEPS + 1 + int(np.argmax(raw_run["long_history"][ADAM_STEPS:, raw_run["best"]] >= TARGET_EXCESS))
     raw_run["exit"] = raw_exit
     q("adam_raw_exit", raw_exit, ",d")
     q("adam_raw_later_peak", raw_run["later_peak"], ".4f")
-    section.claim(f"on the raw problem, the rate that stays below the target excess of {TARGET_EXCESS:g} to step {ADAM_STEPS:,} "
-                  f"climbs back above it before step {ADAM_CHECK_STEPS:,}",
-                  raw_run["later_peak"] >= TARGET_EXCESS, f"peak {raw_run['later_peak']:.3g}",
-                  backs=("leaves the target again soon after step 5,000",))
-    section.claim(f"on the raw problem, every rate of the grid is above the target excess of {TARGET_EXCESS:g} at some step "
-                  f"from {ADAM_STEPS + 1:,} to {ADAM_CHECK_STEPS:,}", bool(raw_run["later_above"].all()),
-                  f"above later: {raw_run['later_above'].tolist()}",
-                  backs=("every rate of the grid is above the target again at some step before step 10,000",))
-    section.claim(f"on the std problem, the rate that stays below the target excess of {TARGET_EXCESS:g} to step {ADAM_STEPS:,} "
-                  f"stays below it to step {ADAM_CHECK_STEPS:,}", std_run["later_peak"] < TARGET_EXCESS,
-                  f"peak {std_run['later_peak']:.3g}", every_seed=False,
-                  backs=("stays below through step 10,000", "on the page's run that rate stays below through step 10,000",))
+    section.claim(
+        f"on the raw problem, the rate that stays below the target excess of {TARGET_EXCESS:g} to step {ADAM_STEPS:,} "
+        f"climbs back above it before step {ADAM_CHECK_STEPS:,}",
+        raw_run["later_peak"] >= TARGET_EXCESS,
+        f"peak {raw_run['later_peak']:.3g}",
+        backs=("leaves the target again soon after step 5,000",),
+    )
+    section.claim(
+        f"on the raw problem, every rate of the grid is above the target excess of {TARGET_EXCESS:g} at some step "
+        f"from {ADAM_STEPS + 1:,} to {ADAM_CHECK_STEPS:,}",
+        bool(raw_run["later_above"].all()),
+        f"above later: {raw_run['later_above'].tolist()}",
+        backs=("every rate of the grid is above the target again at some step before step 10,000",),
+    )
+    section.claim(
+        f"on the std problem, the rate that stays below the target excess of {TARGET_EXCESS:g} to step {ADAM_STEPS:,} "
+        f"stays below it to step {ADAM_CHECK_STEPS:,}",
+        std_run["later_peak"] < TARGET_EXCESS,
+        f"peak {std_run['later_peak']:.3g}",
+        every_seed=False,
+        backs=(
+            "stays below through step 10,000",
+            "on the page's run that rate stays below through step 10,000",
+        ),
+    )
     # Gradient descent just inside its stable limit: about half the steps (the
     # flattest factor 1 − ηλ_min moves twice as far from one), still a
     # thousandfold more than Adam on either count.
     gd_fast = Problem(raw.X, raw.y, lr_factor=GD_NEAR_LIMIT)
     steps_fast = gd_fast.steps_to(TARGET_EXCESS)
-    section.claim(f"gradient descent near its limit: below the target {TARGET_EXCESS:g} at the step count, not one step before",
-                  gd_fast.excess(steps_fast) < TARGET_EXCESS <= gd_fast.excess(steps_fast - 1))
+    section.claim(
+        f"gradient descent near its limit: below the target {TARGET_EXCESS:g} at the step count, not one step before",
+        gd_fast.excess(steps_fast) < TARGET_EXCESS <= gd_fast.excess(steps_fast - 1),
+    )
     q("gd_near_limit_factor", GD_NEAR_LIMIT, ".2f")
     q("steps_raw_near_limit", steps_fast, ",d")
     q("gd_near_limit_fraction", steps_fast / steps["raw"], ".2f")
     q("adam_gain_first_raw", steps_fast / raw_run["first"][raw_run["fastest"]], ",.0f", unit="times sooner")
     q("adam_gain_near_limit", steps_fast / adam["raw"][0], ",.0f", unit="times sooner")
-    section.claim_bound("gradient descent near its limit, raw step count divided by Adam's first touch",
-                        steps_fast / raw_run["first"][raw_run["fastest"]], ">", ADAM_GAIN_FLOOR, fmt=",d",
-                        backs=("a gap of more than a thousandfold on either count",))
-    section.claim_bound("gradient descent near its limit, raw step count divided by Adam's step "
-                        "from which it stays below to step 5,000",
-                        steps_fast / adam["raw"][0], ">", ADAM_GAIN_FLOOR, fmt=",d",
-                        backs=("a gap of more than a thousandfold on either count",))
+    section.claim_bound(
+        "gradient descent near its limit, raw step count divided by Adam's first touch",
+        steps_fast / raw_run["first"][raw_run["fastest"]],
+        ">",
+        ADAM_GAIN_FLOOR,
+        fmt=",d",
+        backs=("a gap of more than a thousandfold on either count",),
+    )
+    section.claim_bound(
+        "gradient descent near its limit, raw step count divided by Adam's step "
+        "from which it stays below to step 5,000",
+        steps_fast / adam["raw"][0],
+        ">",
+        ADAM_GAIN_FLOOR,
+        fmt=",d",
+        backs=("a gap of more than a thousandfold on either count",),
+    )
     q("adam_steps_raw", adam["raw"][0], ",d")
     q("adam_rate_raw", adam["raw"][1], "g")
     q("adam_steps_std", adam["std"][0], ",d")
     q("adam_rate_std", adam["std"][1], "g")
     q("adam_gain_raw", steps["raw"] / adam["raw"][0], ",.0f", unit="times fewer")
     q("adam_std_factor", adam["raw"][0] / adam["std"][0], ".0f", unit="times sooner")
-    section.claim_bound("plain gradient descent's raw step count divided by Adam's step from which it stays below to step 5,000",
-                        steps["raw"] / adam["raw"][0], ">", ADAM_GAIN_FLOOR, fmt=",d",
-                        backs=("So the divisor absorbs most of the unit mismatch", 'What held at every seed and under every kernel (robustness report) is the size of both effects', 'Adam was below the target more than a thousand times sooner than gradient descent on raw inputs',))
-    section.claim_bound("Adam's best raw stay-below step divided by its best standardised one",
-                        adam["raw"][0] / adam["std"][0], ">", ADAM_STD_FACTOR, fmt="d",
-                        backs=("standardising still saves Adam",))
+    section.claim_bound(
+        "plain gradient descent's raw step count divided by Adam's step from which it stays below to step 5,000",
+        steps["raw"] / adam["raw"][0],
+        ">",
+        ADAM_GAIN_FLOOR,
+        fmt=",d",
+        backs=(
+            "So the divisor absorbs most of the unit mismatch",
+            "What held at every seed and under every kernel (robustness report) is the size of both effects",
+            "Adam was below the target more than a thousand times sooner than gradient descent on raw inputs",
+        ),
+    )
+    section.claim_bound(
+        "Adam's best raw stay-below step divided by its best standardised one",
+        adam["raw"][0] / adam["std"][0],
+        ">",
+        ADAM_STD_FACTOR,
+        fmt="d",
+        backs=("standardising still saves Adam",),
+    )
 
     # The real loop on the raw problem against the closed form.
     q("loop_steps", LOOP_STEPS, ",d")
@@ -441,17 +551,18 @@ def compute(section):
     q("loop_excess", loop_excess, ".6f")
     q("closed_excess", closed_excess, ".6f")
     q("agree_tol", AGREE_TOL, ".0x")
-    section.agree("loop and closed-form excess after 2,000 raw steps", loop_excess, closed_excess,
-                  atol=AGREE_TOL)
-    section.agree("loop and closed-form weights after 2,000 raw steps", w_loop,
-                  raw.weights([LOOP_STEPS])[0], rtol=1e-9)
+    section.agree("loop and closed-form excess after 2,000 raw steps", loop_excess, closed_excess, atol=AGREE_TOL)
+    section.agree("loop and closed-form weights after 2,000 raw steps", w_loop, raw.weights([LOOP_STEPS])[0], rtol=1e-9)
 
     # Weight paths.
     q("fraction_steps", FRACTION_STEPS, ",d")
     fractions = raw.weights(FRACTION_STEPS)[:, HEIGHT] / raw.w_best[HEIGHT]
     q("height_fraction", fractions, ".1%")
-    section.claim(f"the raw height weight is under {HEIGHT_FRACTION_CEILING:.0%} of its best value after "
-                  f"{FRACTION_STEPS[-1]:,} steps", fractions[-1] < HEIGHT_FRACTION_CEILING)
+    section.claim(
+        f"the raw height weight is under {HEIGHT_FRACTION_CEILING:.0%} of its best value after "
+        f"{FRACTION_STEPS[-1]:,} steps",
+        fractions[-1] < HEIGHT_FRACTION_CEILING,
+    )
     q("weight_tol", WEIGHT_TOL, ".0%")
     settled = std.steps_until_settled([REACH, HEIGHT], WEIGHT_TOL)
     q("std_settled_steps", settled, ",d")
@@ -461,10 +572,18 @@ def compute(section):
     # first gradient by a thousand and the starting excess by a million.
     scaled = Problem(raw.X, 1000.0 * y)
     section.agree("curvature with the target scaled by a thousand", scaled.H, raw.H, rtol=0)
-    section.agree("first gradient with the target scaled by a thousand, divided by a thousand",
-                  scaled.gradient(np.zeros(3)) / 1000.0, g0, rtol=1e-12)
-    section.agree("starting excess with the target scaled by a thousand, divided by a million",
-                  scaled.excess(0) / 1e6, raw.excess(0), rtol=1e-9)
+    section.agree(
+        "first gradient with the target scaled by a thousand, divided by a thousand",
+        scaled.gradient(np.zeros(3)) / 1000.0,
+        g0,
+        rtol=1e-12,
+    )
+    section.agree(
+        "starting excess with the target scaled by a thousand, divided by a million",
+        scaled.excess(0) / 1e6,
+        raw.excess(0),
+        rtol=1e-9,
+    )
 
     # Grids for the figures (closed form along a log step axis).
     t_end = 10.0 ** np.ceil(np.log10(steps["raw"]) + 0.3)  # a decade or so past the step count
@@ -472,23 +591,42 @@ def compute(section):
     raw_path = raw.weights(t_log) / raw.w_best
     first = raw.weights([1])[0] / raw.w_best
     q("reach_after_first", first[REACH], ".2f", unit="times its best")
-    section.claim(f"after the first raw step the reach weight overshoots its best value (over {OVERSHOOT_FLOOR:g} times it)",
-                  first[REACH] > OVERSHOOT_FLOOR)
-    section.claim(f"the raw reach weight is at its largest after the first step (to {EXACT_TOL:g} relative)",
-                  np.all(raw_path[:, REACH] <= first[REACH] * (1 + EXACT_TOL)))
-    section.claim(f"after the first raw step the height weight and intercept are below {FIRST_STEP_CEILING:.1%} "
-                  "of their best values", np.all(np.abs(first[[HEIGHT, INTERCEPT]]) < FIRST_STEP_CEILING))
-    section.claim(f"the raw weights are within {WEIGHT_TOL:.0%} of their best values by the end of the plotted steps",
-                  np.all(np.abs(raw_path[-1, :2] - 1) < WEIGHT_TOL))
+    section.claim(
+        f"after the first raw step the reach weight overshoots its best value (over {OVERSHOOT_FLOOR:g} times it)",
+        first[REACH] > OVERSHOOT_FLOOR,
+    )
+    section.claim(
+        f"the raw reach weight is at its largest after the first step (to {EXACT_TOL:g} relative)",
+        np.all(raw_path[:, REACH] <= first[REACH] * (1 + EXACT_TOL)),
+    )
+    section.claim(
+        f"after the first raw step the height weight and intercept are below {FIRST_STEP_CEILING:.1%} "
+        "of their best values",
+        np.all(np.abs(first[[HEIGHT, INTERCEPT]]) < FIRST_STEP_CEILING),
+    )
+    section.claim(
+        f"the raw weights are within {WEIGHT_TOL:.0%} of their best values by the end of the plotted steps",
+        np.all(np.abs(raw_path[-1, :2] - 1) < WEIGHT_TOL),
+    )
     t_std = np.arange(0, max(2 * settled, settled + 4) + 1)
     std_path = std.weights(t_std) / std.w_best
     t_std_excess = np.arange(1, steps["std"] + 4)
     return {
-        "reach": reach, "height": height, "std_reach": std_reach, "std_height": std_height,
-        "t_log": t_log, "raw_excess": raw.excess(t_log), "raw_path": raw_path,
-        "t_std_excess": t_std_excess, "std_excess": std.excess(t_std_excess),
-        "t_std": t_std, "std_path": std_path, "steps": steps, "settled": settled,
-        "stable": stable, "adam": adam_runs,
+        "reach": reach,
+        "height": height,
+        "std_reach": std_reach,
+        "std_height": std_height,
+        "t_log": t_log,
+        "raw_excess": raw.excess(t_log),
+        "raw_path": raw_path,
+        "t_std_excess": t_std_excess,
+        "std_excess": std.excess(t_std_excess),
+        "t_std": t_std,
+        "std_path": std_path,
+        "steps": steps,
+        "settled": settled,
+        "stable": stable,
+        "adam": adam_runs,
     }
 
 
@@ -511,19 +649,27 @@ def draw(section, results):
     blue, orange, grey = PALETTE["blue"], PALETTE["orange"], PALETTE["grey"]
 
     # Feature ranges, raw and standardised.
-    fig = new_figure(8.4, 3.0, margins=(0.49, 0.46, 0.16, 0.24), grid=(1, 2), wspace=0.53,
-                     suptitle=f"Reach numbers are on average {t('mean_ratio')} times height numbers; "
-                              f"standardised, both spread {t('std_reach_stats', 2)}")
+    fig = new_figure(
+        8.4,
+        3.0,
+        margins=(0.49, 0.46, 0.16, 0.24),
+        grid=(1, 2),
+        wspace=0.53,
+        suptitle=f"Reach numbers are on average {t('mean_ratio')} times height numbers; "
+        f"standardised, both spread {t('std_reach_stats', 2)}",
+    )
     axes = fig.subplots(1, 2)
     panels = (
-        ("raw units", (results["reach"], results["height"]),
-         ("reach_stats", "height_stats"), (" mm", " m")),
-        ("standardised (training average and spread)", (results["std_reach"], results["std_height"]),
-         ("std_reach_stats", "std_height_stats"), ("", "")),
+        ("raw units", (results["reach"], results["height"]), ("reach_stats", "height_stats"), (" mm", " m")),
+        (
+            "standardised (training average and spread)",
+            (results["std_reach"], results["std_height"]),
+            ("std_reach_stats", "std_height_stats"),
+            ("", ""),
+        ),
     )
     for ax, (title, columns, stat_names, units) in zip(axes, panels):
-        for row, (values, name, unit, colour) in enumerate(zip(columns, stat_names, units,
-                                                               (blue, orange))):
+        for row, (values, name, unit, colour) in enumerate(zip(columns, stat_names, units, (blue, orange))):
             y = 1 - row
             # One tick per value, drawn as a single NaN-separated path (fast SVG).
             ticks_x = np.column_stack([values, values, np.full_like(values, np.nan)]).ravel()
@@ -531,8 +677,15 @@ def draw(section, results):
             ax.plot(ticks_x, ticks_y, color=colour, linewidth=1.0, alpha=0.7)
             ax.plot([values.min(), values.max()], [y - 0.2, y - 0.2], color=colour, linewidth=3)
             lo, hi, sd = texts(name)
-            ax.text(values.min(), y + 0.2, f"min {lo}{unit}, max {hi}{unit}\nspread {sd}{unit}",
-                    ha="left", va="bottom", fontsize=8.5, color=colour)
+            ax.text(
+                values.min(),
+                y + 0.2,
+                f"min {lo}{unit}, max {hi}{unit}\nspread {sd}{unit}",
+                ha="left",
+                va="bottom",
+                fontsize=8.5,
+                color=colour,
+            )
         everything = np.concatenate(columns)
         ax.set_xlim(*padded_limits(np.append(everything, 0.0), pad=0.05))
         ax.set_ylim(-0.5, 1.85)
@@ -549,33 +702,54 @@ def draw(section, results):
     fig = new_figure(8.4, 3.6, margins=(0.66, 0.46, 0.05, 0.42))
     ax = fig.add_subplot()
     ax.plot(results["t_log"], results["raw_excess"], color=blue, label="raw units")
-    ax.plot(results["t_std_excess"], results["std_excess"], "o-", color=orange, markersize=4,
-            label="standardised")
+    ax.plot(results["t_std_excess"], results["std_excess"], "o-", color=orange, markersize=4, label="standardised")
     ax.axhline(TARGET_EXCESS, color=grey, linestyle="--", linewidth=1)
     log_axis(ax, "x", labels="power")
     log_axis(ax, "y", labels="power", every=2)
     all_excess = np.concatenate([results["raw_excess"], results["std_excess"]])
     ax.set_ylim(*padded_log_limits(all_excess, 0.4))
     ax.set_xlim(0.7, results["t_log"][-1] * 1.5)
-    ax.text(np.sqrt(steps["std"] * steps["raw"]), TARGET_EXCESS * 1.3,
-            f"target excess {t('target_excess')}", ha="center", va="bottom", fontsize=9, color=grey)
+    ax.text(
+        np.sqrt(steps["std"] * steps["raw"]),
+        TARGET_EXCESS * 1.3,
+        f"target excess {t('target_excess')}",
+        ha="center",
+        va="bottom",
+        fontsize=9,
+        color=grey,
+    )
     for label, colour, name, text_x in (("std", orange, "steps_std", 1.15), ("raw", blue, "steps_raw", 0.87)):
         ax.axvline(steps[label], color=colour, linestyle=":", linewidth=1.2)
-        ax.text(steps[label] * text_x, TARGET_EXCESS * 10 if label == "std" else ax.get_ylim()[0] * 3,
-                f"{t(name)} steps",
-                ha="left" if text_x > 1 else "right", va="bottom", fontsize=9, color=colour)
+        ax.text(
+            steps[label] * text_x,
+            TARGET_EXCESS * 10 if label == "std" else ax.get_ylim()[0] * 3,
+            f"{t(name)} steps",
+            ha="left" if text_x > 1 else "right",
+            va="bottom",
+            fontsize=9,
+            color=colour,
+        )
     ax.set_xlabel("gradient-descent step (log scale)")
     ax.set_ylabel("excess loss above the best (log scale)")
     ax.legend(loc="lower left", bbox_to_anchor=(0.2, 0.25))
-    ax.set_title(f"Gradient descent needs {t('steps_ratio')} times as many steps in raw units\n"
-                 f"({t('steps_raw')} against {t('steps_std')})", loc="left")
+    ax.set_title(
+        f"Gradient descent needs {t('steps_ratio')} times as many steps in raw units\n"
+        f"({t('steps_raw')} against {t('steps_std')})",
+        loc="left",
+    )
     section.save_figure(fig, "excess_loss")
 
     # Weight paths as a fraction of the best value.
-    fig = new_figure(8.4, 3.4, margins=(0.58, 0.46, 0.05, 0.24), grid=(1, 2), wspace=0.43,
-                     suptitle=f"Height weight: {t('height_fraction', 1)} of its best after "
-                              f"{t('fraction_steps', 1)} raw steps; standardised, settled in "
-                              f"{t('std_settled_steps')} steps")
+    fig = new_figure(
+        8.4,
+        3.4,
+        margins=(0.58, 0.46, 0.05, 0.24),
+        grid=(1, 2),
+        wspace=0.43,
+        suptitle=f"Height weight: {t('height_fraction', 1)} of its best after "
+        f"{t('fraction_steps', 1)} raw steps; standardised, settled in "
+        f"{t('std_settled_steps')} steps",
+    )
     left, right = fig.subplots(1, 2, width_ratios=[1.5, 1])
     raw_path = results["raw_path"]
     left.plot(results["t_log"], raw_path[:, REACH], color=blue, label="reach weight")
@@ -587,9 +761,16 @@ def draw(section, results):
     for i, step in enumerate(FRACTION_STEPS):
         value = raw_path[np.searchsorted(results["t_log"], step), HEIGHT]
         left.plot([step], [value], "o", color=orange, markersize=5, zorder=4)
-        left.annotate(f"{t('height_fraction', i)} after {t('fraction_steps', i)} steps",
-                      (step, value), xytext=(-6, 9), textcoords="offset points",
-                      ha="right", va="bottom", fontsize=8.5, color=orange)
+        left.annotate(
+            f"{t('height_fraction', i)} after {t('fraction_steps', i)} steps",
+            (step, value),
+            xytext=(-6, 9),
+            textcoords="offset points",
+            ha="right",
+            va="bottom",
+            fontsize=8.5,
+            color=orange,
+        )
     left.set_xlabel("step (log scale)")
     left.set_ylabel("weight ÷ its best value")
     left.set_title("raw units: log step axis", fontsize=10, loc="left")
@@ -602,9 +783,15 @@ def draw(section, results):
     right.axvline(results["settled"], color=grey, linestyle=":", linewidth=1.2)
     right.set_ylim(*padded_limits(np.concatenate([std_path[:, :2].ravel(), band]), 0.05))
     right.set_xlim(*padded_limits(results["t_std"], 0.04))
-    right.text(results["settled"] + 0.15, 0.5 * (right.get_ylim()[0] + 1),
-               f"within {t('weight_tol')}\nafter {t('std_settled_steps')} steps",
-               ha="left", va="center", fontsize=9, color=grey)
+    right.text(
+        results["settled"] + 0.15,
+        0.5 * (right.get_ylim()[0] + 1),
+        f"within {t('weight_tol')}\nafter {t('std_settled_steps')} steps",
+        ha="left",
+        va="center",
+        fontsize=9,
+        color=grey,
+    )
     right.set_xlabel("step")
     right.set_title("standardised: linear step axis", fontsize=10, loc="left")
     section.save_figure(fig, "weight_paths")
@@ -618,48 +805,76 @@ def draw(section, results):
     ax.set_ylim(low, high)
     names = ("raw units", "standardised")
     ax.bar(names, stable - low, bottom=low, color=[blue, orange], width=0.5)
-    for i, (value, rate_name, curv_name) in enumerate(zip(
-            stable, ("stable_lr_raw", "stable_lr_std"), ("curvature_ratio_raw", "curvature_ratio_std"))):
+    for i, (value, rate_name, curv_name) in enumerate(
+        zip(stable, ("stable_lr_raw", "stable_lr_std"), ("curvature_ratio_raw", "curvature_ratio_std"))
+    ):
         ax.text(i, value * 1.4, t(rate_name), ha="center", va="bottom", fontsize=10)
-        ax.text(i, np.sqrt(low * value), f"curvature ratio\n{t(curv_name)}", ha="center",
-                va="center", fontsize=9.5, color="white", fontweight="bold")
+        ax.text(
+            i,
+            np.sqrt(low * value),
+            f"curvature ratio\n{t(curv_name)}",
+            ha="center",
+            va="center",
+            fontsize=9.5,
+            color="white",
+            fontweight="bold",
+        )
     ax.set_ylabel("largest stable learning rate\n(two over λₘₐₓ, log scale)")
-    ax.set_title(f"Standardising raises the largest stable learning rate {t('stable_lr_ratio')}-fold",
-                 loc="left")
+    ax.set_title(f"Standardising raises the largest stable learning rate {t('stable_lr_ratio')}-fold", loc="left")
     section.save_figure(fig, "safe_learning_rate")
 
     # Adam's excess against step: the first-touching rate and the settling rate.
-    fig = new_figure(8.4, 4.4, margins=(0.74, 0.98, 0.22, 0.72), grid=(1, 2), wspace=0.22,
-                     suptitle="Adam's excess is not monotone: runs touch the target, then climb above it again")
+    fig = new_figure(
+        8.4,
+        4.4,
+        margins=(0.74, 0.98, 0.22, 0.72),
+        grid=(1, 2),
+        wspace=0.22,
+        suptitle="Adam's excess is not monotone: runs touch the target, then climb above it again",
+    )
     axes = fig.subplots(1, 2, sharey=True)
     steps_axis = np.arange(1, ADAM_CHECK_STEPS + 1)
-    shown = np.concatenate([results["adam"][label]["long_history"][:, [results["adam"][label][k]
-                                                                   for k in ("fastest", "best")]].ravel()
-                            for label in ("raw", "std")])
+    shown = np.concatenate(
+        [
+            results["adam"][label]["long_history"][:, [results["adam"][label][k] for k in ("fastest", "best")]].ravel()
+            for label in ("raw", "std")
+        ]
+    )
     for ax, label, title in zip(axes, ("raw", "std"), ("raw units", "standardised")):
         run = results["adam"][label]
         history = run["long_history"]
         # Steps past the counted run are shaded: they only check whether a count lasts.
         ax.axvspan(ADAM_STEPS, ADAM_CHECK_STEPS * 1.02, color="#EEEEEE", zorder=0)
-        for k, colour, role in ((run["fastest"], orange, "first to touch the target"),
-                                (run["best"], blue, f"first below to step {t('adam_steps_cap')}")):
-            ax.plot(steps_axis, history[:, k], color=colour, linewidth=1.1,
-                    label=f"rate {t('adam_rates', k)} ({role})")
+        for k, colour, role in (
+            (run["fastest"], orange, "first to touch the target"),
+            (run["best"], blue, f"first below to step {t('adam_steps_cap')}"),
+        ):
+            ax.plot(steps_axis, history[:, k], color=colour, linewidth=1.1, label=f"rate {t('adam_rates', k)} ({role})")
         ax.axvline(run["settle"][run["best"]], color=blue, linestyle=":", linewidth=1.1)
         ax.axhline(TARGET_EXCESS, color=grey, linestyle="--", linewidth=1)
         ax.set_xlim(0, ADAM_CHECK_STEPS * 1.02)
         ax.set_xlabel(f"Adam step (shaded: continued past {t('adam_steps_cap')})")
-        later = (f"above again at step {t('adam_raw_exit')} (dot)" if label == "raw"
-                 else "still below at the end")
-        ax.set_title(f"{title}: rate {t(f'adam_rate_{label}')} is below\nfrom step "
-                     f"{t(f'adam_steps_{label}')} to {t('adam_steps_cap')};\n{later}", fontsize=10, loc="left")
+        later = f"above again at step {t('adam_raw_exit')} (dot)" if label == "raw" else "still below at the end"
+        ax.set_title(
+            f"{title}: rate {t(f'adam_rate_{label}')} is below\nfrom step "
+            f"{t(f'adam_steps_{label}')} to {t('adam_steps_cap')};\n{later}",
+            fontsize=10,
+            loc="left",
+        )
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=8.5, frameon=False)
     log_axis(axes[0], "y", labels="power", every=4)
     axes[0].set_ylim(*padded_log_limits(shown, 0.4))
     axes[0].set_ylabel("excess loss (log scale)")
     raw_run = results["adam"]["raw"]
-    axes[0].plot([raw_run["exit"]], [raw_run["long_history"][raw_run["exit"] - 1, raw_run["best"]]],
-                 "o", color=blue, markersize=5, markeredgecolor="white", zorder=5)
+    axes[0].plot(
+        [raw_run["exit"]],
+        [raw_run["long_history"][raw_run["exit"] - 1, raw_run["best"]]],
+        "o",
+        color=blue,
+        markersize=5,
+        markeredgecolor="white",
+        zorder=5,
+    )
     section.save_figure(fig, "adam_excess")
 
 

@@ -23,12 +23,25 @@ SECTION_SCRIPTS = {
     7: ("norm_placement",),
     8: ("norm_placement", "rms_norm_speed"),
     9: ("qk_norm",),
-    10: ("across_seeds", "covariate_shift", "norm_placement", "qk_norm", "model_sizes"),  # the table's run settings; reproducing this page
+    10: (
+        "across_seeds",
+        "covariate_shift",
+        "norm_placement",
+        "qk_norm",
+        "model_sizes",
+    ),  # the table's run settings; reproducing this page
     11: (),  # diverged branches: prose, every fact from the reading list
     # The recap quotes no numbers; it names the scripts it summarises, so its
     # direction and scope words need the same claims as the sections' own.
-    12: ("batch_norm_learning_rate", "covariate_shift", "loss_smoothness", "layer_norm_batch", "norm_placement",
-         "rms_norm_speed", "qk_norm"),
+    12: (
+        "batch_norm_learning_rate",
+        "covariate_shift",
+        "loss_smoothness",
+        "layer_norm_batch",
+        "norm_placement",
+        "rms_norm_speed",
+        "qk_norm",
+    ),
     13: ("layer_norm_batch", "norm_placement", "qk_norm"),  # check your understanding
     14: (),  # further reading
 }
@@ -51,8 +64,14 @@ TIMED_SECTIONS = ("rms_norm_speed",)
 # report reruns them under one (robustness_report.SAMPLING_OPENBLAS_VARIANT).
 # A section that computes with numpy (a sum, an exp) does not belong here.
 TORCH_ONLY_SECTIONS = (
-    "batch_norm_learning_rate", "covariate_shift", "layer_norm_batch", "loss_smoothness",
-    "norm_placement", "qk_norm", "rms_norm_speed", "model_sizes",
+    "batch_norm_learning_rate",
+    "covariate_shift",
+    "layer_norm_batch",
+    "loss_smoothness",
+    "norm_placement",
+    "qk_norm",
+    "rms_norm_speed",
+    "model_sizes",
 )
 
 # Torch-only sections whose numbers two torch threads are expected to
@@ -67,8 +86,12 @@ TORCH_ONLY_SECTIONS = (
 # trains two of its runs too, and finds those statistics' last bits differ),
 # and any timing section, whose measurements change.
 THREAD_EXACT_SECTIONS = (
-    "batch_norm_learning_rate", "layer_norm_batch", "loss_smoothness",
-    "norm_placement", "qk_norm", "model_sizes",
+    "batch_norm_learning_rate",
+    "layer_norm_batch",
+    "loss_smoothness",
+    "norm_placement",
+    "qk_norm",
+    "model_sizes",
 )
 
 # Quotes any section may use besides its own: "<script>.<quote>".

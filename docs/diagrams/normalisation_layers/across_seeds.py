@@ -20,8 +20,10 @@ from pathlib import Path
 
 from pagekit.section import main  # noqa: E402  (first: pins the numeric environment)
 
-INPUTS = ("../../../figures/normalisation-layers/robustness.json",
-          "../../../figures/normalisation-layers/thread-check.json")
+INPUTS = (
+    "../../../figures/normalisation-layers/robustness.json",
+    "../../../figures/normalisation-layers/thread-check.json",
+)
 REPORT_DATA = Path(__file__).resolve().parent / INPUTS[0]
 THREAD_CHECK = Path(__file__).resolve().parent / INPUTS[1]  # written by `make thread-check` (thread_check.py)
 SEEDS = ("seed 0", "seed 1", "seed 2")
@@ -34,7 +36,9 @@ FAILED_ELSEWHERE = {
     ("qk_norm", QK_LOW_RATE_ORDER): "which of the QK-norm runs is ahead at the smallest rate",
 }
 LAYER_NORM_UNMOVED = "layer norm's change of example 0's output between the batches is exactly 0"
-RMS_MATCHES = "|RMS norm - layer norm| final validation loss, lr 0.01 pre-norm without warmup <= 0.03"  # norm_placement's
+RMS_MATCHES = (
+    "|RMS norm - layer norm| final validation loss, lr 0.01 pre-norm without warmup <= 0.03"  # norm_placement's
+)
 # The phrases of section 10's summary that restate a section's claim, by the
 # claim they restate: this section's claim that the claim held (in every
 # run, or at the page's seeds under every kernel) backs them.
@@ -109,15 +113,23 @@ def compute(section):
     smooth = sections["loss_smoothness"]["quotes"]
     momentum_guide = smooth["momentum_guide"]["value"]["seed 0"]
     survived = smooth["plain_accuracy"]["value"]  # a run where the plain network diverged has no accuracy
-    above_and_survived = {run: v for run, v in smooth["plain_beta_max"]["value"].items()
-                          if run in survived and v > momentum_guide}
+    above_and_survived = {
+        run: v for run, v in smooth["plain_beta_max"]["value"].items() if run in survived and v > momentum_guide
+    }
     q("momentum_guide", momentum_guide, ".0f")
-    q("plain_beta_max_highest_surviving", max(v for run, v in smooth["plain_beta_max"]["value"].items()
-                                               if run in survived), ".3g")
-    section.claim("in some run of the report the plain network survived section 5's 300 steps with its largest "
-                  "beta_hat after step 50 above the momentum guide 2(1 + momentum)/lr", bool(above_and_survived),
-                  f"{above_and_survived}", every_seed=False,
-                  backs=("above the momentum guide without diverging",))
+    q(
+        "plain_beta_max_highest_surviving",
+        max(v for run, v in smooth["plain_beta_max"]["value"].items() if run in survived),
+        ".3g",
+    )
+    section.claim(
+        "in some run of the report the plain network survived section 5's 300 steps with its largest "
+        "beta_hat after step 50 above the momentum guide 2(1 + momentum)/lr",
+        bool(above_and_survived),
+        f"{above_and_survived}",
+        every_seed=False,
+        backs=("above the momentum guide without diverging",),
+    )
     # Which rows the other kernels moved, for the prose.
     moved = [key for key, _, (low, high) in rows if low != high]
     q("rows", len(rows), "d")
@@ -127,15 +139,24 @@ def compute(section):
     # Two threads: a section the report reran there kept every printed
     # quote; one it did not rerun there (thread-exact) gave the same values
     # on its reduced run, which the report checked.
-    threads_moved = [f"{script}.{element}" for script, data in sections.items()
-                     for element, quote in data["quotes"].items()
-                     if not quote["measured"] and TWO_THREADS in quote["text"]
-                     and quote["text"][TWO_THREADS] != quote["text"]["seed 0"]]
-    threads_checked = [script for script, data in sections.items()
-                       if (data.get("skip_check") or {}).get("same", {}).get(TWO_THREADS)]
-    threads_unchecked = [script for script, data in sections.items()
-                         if TWO_THREADS in data["skipped"] and script not in threads_checked
-                         and not data["skipped"][TWO_THREADS].startswith("it never loads torch")]
+    threads_moved = [
+        f"{script}.{element}"
+        for script, data in sections.items()
+        for element, quote in data["quotes"].items()
+        if not quote["measured"]
+        and TWO_THREADS in quote["text"]
+        and quote["text"][TWO_THREADS] != quote["text"]["seed 0"]
+    ]
+    threads_checked = [
+        script for script, data in sections.items() if (data.get("skip_check") or {}).get("same", {}).get(TWO_THREADS)
+    ]
+    threads_unchecked = [
+        script
+        for script, data in sections.items()
+        if TWO_THREADS in data["skipped"]
+        and script not in threads_checked
+        and not data["skipped"][TWO_THREADS].startswith("it never loads torch")
+    ]
     q("thread_exact_sections", len(threads_checked), "d")
     # The full-size check of the thread skip, a full run of each model
     # (tests/test_thread_check.py keeps its record current).
@@ -147,19 +168,26 @@ def compute(section):
     allowed = [run for run in thread_check["runs"] if run["may_differ"]]  # section 4's
     changed = [f"{run['run']}: {run['difference']}" for run in exact if not run["same_bits"]]
     q("thread_check_runs", len(exact), "d")
-    section.claim("every full run of a thread-exact section that `make thread-check` trained on one and on two "
-                  "torch threads gave the same bits on both", bool(exact) and not changed, "; ".join(changed),
-                  backs=("all of them came out the same to the bit",))
-    section.claim("section 4's full runs in `make thread-check` changed on two threads, and only in their "
-                  "input-move statistics",
-                  bool(allowed) and all(run["differing"] and set(run["differing"]) <= set(run["may_differ"])
-                                        for run in allowed),
-                  "; ".join(f"{run['run']}: {', '.join(run['differing']) or 'nothing'}" for run in allowed),
-                  backs=("while the losses, accuracies and weights do not",))
-    section.claim(f"no computed number of the page changed under {TWO_THREADS}: no printed quote of a rerun "
-                  "section, no value of a thread-exact section's reduced run",
-                  not threads_moved and not threads_unchecked, ", ".join(threads_moved + threads_unchecked),
-                  backs=("two threads changed no number the page prints",))
+    section.claim(
+        "every full run of a thread-exact section that `make thread-check` trained on one and on two "
+        "torch threads gave the same bits on both",
+        bool(exact) and not changed,
+        "; ".join(changed),
+        backs=("all of them came out the same to the bit",),
+    )
+    section.claim(
+        "section 4's full runs in `make thread-check` changed on two threads, and only in their input-move statistics",
+        bool(allowed) and all(run["differing"] and set(run["differing"]) <= set(run["may_differ"]) for run in allowed),
+        "; ".join(f"{run['run']}: {', '.join(run['differing']) or 'nothing'}" for run in allowed),
+        backs=("while the losses, accuracies and weights do not",),
+    )
+    section.claim(
+        f"no computed number of the page changed under {TWO_THREADS}: no printed quote of a rerun "
+        "section, no value of a thread-exact section's reduced run",
+        not threads_moved and not threads_unchecked,
+        ", ".join(threads_moved + threads_unchecked),
+        backs=("two threads changed no number the page prints",),
+    )
 
     # The claims of every experiment section, over every run the report made.
     every, page_only, page_only_elsewhere, every_failed = 0, 0, [], []
@@ -173,30 +201,49 @@ def compute(section):
                 every += 1
                 if not all(held.values()):
                     every_failed.append(f"{script}: {claim['statement']}")
-                section.claim(f"{script}: '{claim['statement']}' held in every run of the report",
-                              all(held.values()), f"{held}", backs=backs)
+                section.claim(
+                    f"{script}: '{claim['statement']}' held in every run of the report",
+                    all(held.values()),
+                    f"{held}",
+                    backs=backs,
+                )
             else:
                 page_only += 1
                 at_seed_0 = [v for r, v in held.items() if r not in SEEDS[1:]]  # the page's run and the variants
-                section.claim(f"{script}: '{claim['statement']}' held at seed 0 under every kernel",
-                              all(at_seed_0), f"{held}", backs=backs)
+                section.claim(
+                    f"{script}: '{claim['statement']}' held at seed 0 under every kernel",
+                    all(at_seed_0),
+                    f"{held}",
+                    backs=backs,
+                )
                 if not all(held.values()):
                     page_only_elsewhere.append(f"{script}: {claim['statement']}")
     missing = sorted(set(SUMMARY_BACKS) - summarised)  # a renamed claim must not leave its phrases unbacked
-    section.claim("every claim the summary restates is a claim of the report", not missing,
-                  "; ".join(f"{s}: {c}" for s, c in missing))
-    section.claim("every claim the scripts make for every seed held in every run of the report", not every_failed,
-                  "; ".join(every_failed),
-                  backs=("claims that must hold at every seed and under every environment",
-                         "Every one held in every full run of the report"))
+    section.claim(
+        "every claim the summary restates is a claim of the report",
+        not missing,
+        "; ".join(f"{s}: {c}" for s, c in missing),
+    )
+    section.claim(
+        "every claim the scripts make for every seed held in every run of the report",
+        not every_failed,
+        "; ".join(every_failed),
+        backs=(
+            "claims that must hold at every seed and under every environment",
+            "Every one held in every full run of the report",
+        ),
+    )
     q("every_seed_claims", every, "d")
     q("page_run_claims", page_only, "d")
     q("page_run_claims_failed_elsewhere", len(page_only_elsewhere), "d")
     expected = sorted(f"{script}: {statement}" for script, statement in FAILED_ELSEWHERE)
-    section.claim("the page-run claims that failed at another seed are exactly these: "
-                  + "; ".join(f"{script}'s '{statement}'" for script, statement in FAILED_ELSEWHERE),
-                  sorted(page_only_elsewhere) == expected, "; ".join(page_only_elsewhere),
-                  backs=(*FAILED_ELSEWHERE.values(), "claims the scripts make about the page's run alone"))
+    section.claim(
+        "the page-run claims that failed at another seed are exactly these: "
+        + "; ".join(f"{script}'s '{statement}'" for script, statement in FAILED_ELSEWHERE),
+        sorted(page_only_elsewhere) == expected,
+        "; ".join(page_only_elsewhere),
+        backs=(*FAILED_ELSEWHERE.values(), "claims the scripts make about the page's run alone"),
+    )
     if section.echo:
         print("page-run claims that failed at another seed:", *page_only_elsewhere, sep="\n  ")
     return {}

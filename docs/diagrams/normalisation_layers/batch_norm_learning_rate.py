@@ -9,9 +9,14 @@ offset). Sixteen independent runs in two forked worker processes.
 from __future__ import annotations
 
 
-
 from pagekit.section import (  # first: it pins the numeric environment before numpy and torch load
-    PALETTE, import_torch, log_axis, main, new_figure, nice_limits)
+    PALETTE,
+    import_torch,
+    log_axis,
+    main,
+    new_figure,
+    nice_limits,
+)
 
 import numpy as np  # noqa: E402
 
@@ -52,11 +57,17 @@ def compute(section):
     q = section.quote
     steps = section.choose(full=STEPS, reduced=REDUCED_STEPS)
     # The check against torch's module runs in a worker too, beside the sweep.
-    check = [("batch norm", RATES[4], CHECK_STEPS, section.seed_offset, None, None),
-             ("batch norm", RATES[4], CHECK_STEPS, section.seed_offset, None, torch.nn.BatchNorm1d)]
+    check = [
+        ("batch norm", RATES[4], CHECK_STEPS, section.seed_offset, None, None),
+        ("batch norm", RATES[4], CHECK_STEPS, section.seed_offset, None, torch.nn.BatchNorm1d),
+    ]
     runs, (ours, theirs) = mlp.sweep(section, NETWORKS, RATES, steps, check)
-    section.agree(f"hand-written BatchNorm and nn.BatchNorm1d networks, first {CHECK_STEPS} losses",
-                  ours["losses"], theirs["losses"], rtol=1e-5)
+    section.agree(
+        f"hand-written BatchNorm and nn.BatchNorm1d networks, first {CHECK_STEPS} losses",
+        ours["losses"],
+        theirs["losses"],
+        rtol=1e-5,
+    )
 
     q("classes", mlp.CLASSES, "d")
     q("dim", mlp.DIM, "d")
@@ -93,19 +104,32 @@ def compute(section):
 
     plain, bn = accuracies["plain"], accuracies["batch norm"]
     where = [r for r, p, b in zip(RATES, plain, bn) if not np.isfinite(p) and b > TRAINS]
-    section.claim(f"the plain network diverges at some rate where the batch-norm network "
-                  f"reaches validation accuracy above {TRAINS:g}", bool(where),
-                  f"rates {where}; plain {plain.tolist()}; batch norm {bn.tolist()}",
-                  backs=("plain network diverges at a rate where batch norm still trains",
-                         "the plain network diverges at a rate where batch norm still trains, reaching a validation "
-                         "accuracy above 0.5"))
+    section.claim(
+        f"the plain network diverges at some rate where the batch-norm network "
+        f"reaches validation accuracy above {TRAINS:g}",
+        bool(where),
+        f"rates {where}; plain {plain.tolist()}; batch norm {bn.tolist()}",
+        backs=(
+            "plain network diverges at a rate where batch norm still trains",
+            "the plain network diverges at a rate where batch norm still trains, reaching a validation "
+            "accuracy above 0.5",
+        ),
+    )
     gap = abs(np.nanmax(bn) - np.nanmax(plain))
     q("best_gap", gap, ".3f")
     q("best_gap_bound", BEST_GAP, ".2f")
-    section.claim_bound("gap between the two networks' best validation accuracies", gap, "<=",
-                        BEST_GAP, fmt=".2f",
-                        backs=("well within 0.02", "and their best accuracies were nearly the same, at every seed and "
-                               "numeric variant the robustness report ran"))
+    section.claim_bound(
+        "gap between the two networks' best validation accuracies",
+        gap,
+        "<=",
+        BEST_GAP,
+        fmt=".2f",
+        backs=(
+            "well within 0.02",
+            "and their best accuracies were nearly the same, at every seed and "
+            "numeric variant the robustness report ran",
+        ),
+    )
     return {"accuracies": accuracies, "runs": runs}
 
 
@@ -124,21 +148,29 @@ def draw(section, results):
         rates = np.array(RATES)
         ax.plot(rates[ok], a[ok], "o-", color=colours[network], label=network)
         if (~ok).any():
-            ax.plot(rates[~ok], np.full((~ok).sum(), diverged_y), "x", color=colours[network],
-                    markersize=9, markeredgewidth=2, linestyle="none",
-                    label=f"{network}: diverged")
+            ax.plot(
+                rates[~ok],
+                np.full((~ok).sum(), diverged_y),
+                "x",
+                color=colours[network],
+                markersize=9,
+                markeredgewidth=2,
+                linestyle="none",
+                label=f"{network}: diverged",
+            )
     ax.axhline(1 / mlp.CLASSES, color=PALETTE["grey"], linestyle="--", linewidth=1)
-    ax.text(RATES[0], 1 / mlp.CLASSES + 0.012, f"chance, {t('chance')}", color=PALETTE["grey"],
-            fontsize=9, va="bottom")
+    ax.text(RATES[0], 1 / mlp.CLASSES + 0.012, f"chance, {t('chance')}", color=PALETTE["grey"], fontsize=9, va="bottom")
     log_axis(ax, "x", ticks=RATES, labels="plain")
     ax.set_xlim(RATES[0] / 1.6, RATES[-1] * 1.6)
     ax.set_ylim(low, high)
     ax.set_xlabel(f"learning rate (SGD, momentum {t('momentum')}, {t('steps')} steps)")
     ax.set_ylabel("validation accuracy")
     ax.legend(loc="center left", fontsize=9)
-    ax.set_title(f"Batch norm trains at rates up to {t('bn_largest_training_rate')}; "
-                 f"the plain network diverges above {t('plain_largest_surviving_rate')}",
-                 loc="left")
+    ax.set_title(
+        f"Batch norm trains at rates up to {t('bn_largest_training_rate')}; "
+        f"the plain network diverges above {t('plain_largest_surviving_rate')}",
+        loc="left",
+    )
     section.save_figure(fig, "accuracy")
 
 

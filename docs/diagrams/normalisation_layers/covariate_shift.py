@@ -16,14 +16,24 @@ import time
 
 
 from pagekit.section import (  # first: it pins the numeric environment before numpy and torch load
-    PALETTE, main, new_figure, nice_limits, process_pool)
+    PALETTE,
+    main,
+    new_figure,
+    nice_limits,
+    process_pool,
+)
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402  (section_kit has pinned it to one thread)
 
 from normalisation_layers import mlp, noisy_norms  # noqa: E402
 from normalisation_layers.batch_norm_learning_rate import (  # noqa: E402
-    REDUCED_STEPS, STEPS, TRAINS, quote_accuracies, rate_key)
+    REDUCED_STEPS,
+    STEPS,
+    TRAINS,
+    quote_accuracies,
+    rate_key,
+)
 from normalisation_layers.norms import BatchNorm  # noqa: E402
 
 RATES = (0.1, 0.3)
@@ -45,8 +55,10 @@ def build(network: str, seed_offset: int) -> mlp.MLP:
     from one generator seeded ``NOISE_SEED + offset``."""
     if network in ("plain", "batch norm"):
         return mlp.build(network, seed_offset)
-    layer = {"activation noise": noisy_norms.ActivationNoiseBatchNorm,
-             "feature noise": noisy_norms.FeatureNoiseBatchNorm}[network]
+    layer = {
+        "activation noise": noisy_norms.ActivationNoiseBatchNorm,
+        "feature noise": noisy_norms.FeatureNoiseBatchNorm,
+    }[network]
     noise = torch.Generator().manual_seed(NOISE_SEED + seed_offset)
     torch.manual_seed(mlp.MODEL_SEED + seed_offset)
     return mlp.MLP(lambda width: layer(width, noise))
@@ -70,6 +82,7 @@ class InputMoves:
                 with torch.no_grad():
                     self.means[i].append(output.mean(0))
                     self.stds[i].append(output.std(0, unbiased=False))
+
         return record
 
     def per_layer(self) -> tuple[list[float], list[float]]:
@@ -128,20 +141,30 @@ def compute(section):
     for network in NOISY:
         key, noisy = KEYS[network], accuracies[network]
         where = [rate for rate, p, s in zip(RATES, plain, noisy) if not np.isfinite(p) and s > TRAINS]
-        section.claim(f"the {network} network reaches validation accuracy above {TRAINS:g} at a rate "
-                      f"where the plain network diverges", bool(where),
-                      f"rates {where}; plain {plain.tolist()}; {network} {noisy.tolist()}",
-                      backs=("still trained at 0.3",
-                             "each noisy network trained above 0.5 at a rate where the plain network diverged"))
+        section.claim(
+            f"the {network} network reaches validation accuracy above {TRAINS:g} at a rate "
+            f"where the plain network diverges",
+            bool(where),
+            f"rates {where}; plain {plain.tolist()}; {network} {noisy.tolist()}",
+            backs=(
+                "still trained at 0.3",
+                "each noisy network trained above 0.5 at a rate where the plain network diverged",
+            ),
+        )
         gain = noisy - bn  # NaN if the noisy network diverged
         for rate, value in zip(RATES, gain):
             if np.isfinite(value):
                 q(f"{key}_gain_{rate_key(rate)}", value, ".3f")
-        section.claim(f"the {network} network ends above batch norm's validation accuracy at both rates",
-                      bool(np.all(gain > 0)), f"{network} minus batch norm: {gain.tolist()}",
-                      backs=("scored above batch norm at both rates",
-                             "and scored above batch norm, at every seed and numeric variant the robustness report ran",
-                             f"{NOISE_ROWS[network]}, accuracy above batch norm"))
+        section.claim(
+            f"the {network} network ends above batch norm's validation accuracy at both rates",
+            bool(np.all(gain > 0)),
+            f"{network} minus batch norm: {gain.tolist()}",
+            backs=(
+                "scored above batch norm at both rates",
+                "and scored above batch norm, at every seed and numeric variant the robustness report ran",
+                f"{NOISE_ROWS[network]}, accuracy above batch norm",
+            ),
+        )
 
     # How far each layer's inputs move between steps, at the lower rate (every network survives it).
     rate = RATES[0]
@@ -153,22 +176,34 @@ def compute(section):
         q(f"{key}_mean_move_smallest", min(res["mean_moves"]), ".2f")
         q(f"{key}_std_move_smallest", min(res["std_moves"]), ".2f")
         ratio = min(res["mean_moves"]) / max(bn_moves["mean_moves"])
-        section.claim(f"every {network} layer's batch means move at least {MOVES_FACTOR} times as much "
-                      f"per step as any batch-norm layer's, at lr {rate:g}", ratio >= MOVES_FACTOR,
-                      f"smallest noisy over largest batch norm: {ratio:.3g}",
-                      backs=("the batch means of every noisy layer move at least 100 times as much as those of any "
-                             "batch-norm layer",
-                             "moved at least 100 times as much per step as any batch-norm layer's"))
+        section.claim(
+            f"every {network} layer's batch means move at least {MOVES_FACTOR} times as much "
+            f"per step as any batch-norm layer's, at lr {rate:g}",
+            ratio >= MOVES_FACTOR,
+            f"smallest noisy over largest batch norm: {ratio:.3g}",
+            backs=(
+                "the batch means of every noisy layer move at least 100 times as much as those of any batch-norm layer",
+                "moved at least 100 times as much per step as any batch-norm layer's",
+            ),
+        )
     return {"accuracies": accuracies}
 
 
 def draw(section, results):
     t = section.text
     acc = results["accuracies"]
-    colours = {"plain": PALETTE["orange"], "batch norm": PALETTE["blue"],
-               "activation noise": PALETTE["green"], "feature noise": PALETTE["purple"]}
-    labels = {"plain": "plain", "batch norm": "batch norm",
-              "activation noise": "noise on every activation", "feature noise": "noise per feature"}
+    colours = {
+        "plain": PALETTE["orange"],
+        "batch norm": PALETTE["blue"],
+        "activation noise": PALETTE["green"],
+        "feature noise": PALETTE["purple"],
+    }
+    labels = {
+        "plain": "plain",
+        "batch norm": "batch norm",
+        "activation noise": "noise on every activation",
+        "feature noise": "noise per feature",
+    }
     fig = new_figure(8.4, 3.5, margins=(0.85, 0.4, 0.15, 0.3))
     ax = fig.add_subplot()
     width = 0.2
@@ -180,19 +215,26 @@ def draw(section, results):
             value = acc[network][i]
             key = f"{KEYS[network]}_accuracy_{rate_key(rate)}"
             if np.isfinite(value):
-                ax.bar(x, value, width * 0.92, color=colours[network],
-                       label=labels[network] if i == 0 else None)
+                ax.bar(x, value, width * 0.92, color=colours[network], label=labels[network] if i == 0 else None)
                 ax.text(x, value + 0.01 * high, t(key), ha="center", va="bottom", fontsize=8.5)
             else:
-                ax.text(x, 0.02 * high, "diverged\nat step " + t(f"{KEYS[network]}_diverged_step_{rate_key(rate)}"),
-                        ha="center", va="bottom", fontsize=8, color=colours[network])
+                ax.text(
+                    x,
+                    0.02 * high,
+                    "diverged\nat step " + t(f"{KEYS[network]}_diverged_step_{rate_key(rate)}"),
+                    ha="center",
+                    va="bottom",
+                    fontsize=8,
+                    color=colours[network],
+                )
     ax.set_xticks(range(len(RATES)), [f"learning rate {t('rates', i)}" for i in range(len(RATES))])
     ax.set_xlim(-0.6, len(RATES) - 0.4)
     ax.set_ylim(0.0, high)
     ax.set_ylabel("validation accuracy\n(evaluated without noise)")
     ax.legend(loc="upper center", ncols=4, fontsize=8.5)
-    ax.set_title(f"With noise at every step, batch norm still trains at {t('rates', 1)}; "
-                 f"the plain network diverges", loc="left")
+    ax.set_title(
+        f"With noise at every step, batch norm still trains at {t('rates', 1)}; the plain network diverges", loc="left"
+    )
     section.save_figure(fig, "accuracy")
 
 

@@ -69,17 +69,28 @@ class TrainingRun:
         return self.validation[-1]
 
 
-def train_language_model(model, corpus, validation, *, lr: float, data_seed: int, steps: int = 200,
-                         batch: int = 16, window: int = 32, warmup_fraction: float = 0.0,
-                         schedule: str = COSINE, eval_every: int = 25,
-                         on_step: Callable | None = None, foreach: bool = True) -> TrainingRun:
+def train_language_model(
+    model,
+    corpus,
+    validation,
+    *,
+    lr: float,
+    data_seed: int,
+    steps: int = 200,
+    batch: int = 16,
+    window: int = 32,
+    warmup_fraction: float = 0.0,
+    schedule: str = COSINE,
+    eval_every: int = 25,
+    on_step: Callable | None = None,
+    foreach: bool = True,
+) -> TrainingRun:
     """Train ``model`` on random training windows; evaluate at steps 0,
     eval_every, ..., steps. ``on_step(step, loss, model)`` runs after each
     update (the model's attention still holds that step's records).
     ``foreach=False`` runs torch's default per-parameter AdamW and gradient
     clipping, which the multi-tensor form is tested against, bit for bit."""
-    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, betas=BETAS, weight_decay=WEIGHT_DECAY,
-                                  foreach=foreach)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, betas=BETAS, weight_decay=WEIGHT_DECAY, foreach=foreach)
     warmup = warmup_steps(steps, warmup_fraction)
     batches = training_batches(corpus, batch, window, torch.Generator().manual_seed(data_seed))
     run = TrainingRun()

@@ -9,9 +9,13 @@ hand-written layers are also checked against torch's modules.
 from __future__ import annotations
 
 
-
 from pagekit.section import (  # first: it pins the numeric environment before numpy and torch load
-    PALETTE, import_torch, main, new_figure, nice_limits)
+    PALETTE,
+    import_torch,
+    main,
+    new_figure,
+    nice_limits,
+)
 
 import numpy as np  # noqa: E402
 
@@ -43,9 +47,14 @@ def compute(section):
             a, b = ours(first), ours(second)
             outputs[name] = (a[0].numpy().copy(), b[0].numpy().copy())
             gap = max(float((a - theirs(first)).abs().max()), float((b - theirs(second)).abs().max()))
-            section.claim_bound(f"largest gap between our {name.upper()} and torch's, both batches",
-                                gap, "<=", TORCH_TOL, fmt="g",
-                                backs=("for layer norm, below 1 × 10⁻⁶",) if name == "ln" else ())
+            section.claim_bound(
+                f"largest gap between our {name.upper()} and torch's, both batches",
+                gap,
+                "<=",
+                TORCH_TOL,
+                fmt="g",
+                backs=("for layer norm, below 1 × 10⁻⁶",) if name == "ln" else (),
+            )
             q(f"{name}_torch_gap", gap, ".1x" if gap > 0 else ".0f")
     bn_change = float(np.abs(outputs["bn"][0] - outputs["bn"][1]).max())
     ln_change = float(np.abs(outputs["ln"][0] - outputs["ln"][1]).max())
@@ -58,29 +67,38 @@ def compute(section):
     q("torch_tol", TORCH_TOL, ".0x")
     q("bn_change", bn_change, ".2f")
     q("ln_change", ln_change, ".0f")
-    section.claim("layer norm's change of example 0's output between the batches is exactly 0",
-                  ln_change == 0.0, f"measured {ln_change!r}",
-                  backs=("exactly 0", "the computation never reads another example", "It never reads another example"))
-    section.claim_bound("batch norm's largest change of example 0's output", bn_change, ">", BN_CHANGE_FLOOR,
-                        fmt=".1f")
+    section.claim(
+        "layer norm's change of example 0's output between the batches is exactly 0",
+        ln_change == 0.0,
+        f"measured {ln_change!r}",
+        backs=("exactly 0", "the computation never reads another example", "It never reads another example"),
+    )
+    section.claim_bound("batch norm's largest change of example 0's output", bn_change, ">", BN_CHANGE_FLOOR, fmt=".1f")
     return {"outputs": outputs}
 
 
 def draw(section, results):
     t = section.text
     out = results["outputs"]
-    fig = new_figure(8.4, 3.3, margins=(0.72, 0.5, 0.1, 0.3), grid=(1, 2), wspace=0.45,
-                     suptitle="The same example in two batches: only batch norm's output moves")
+    fig = new_figure(
+        8.4,
+        3.3,
+        margins=(0.72, 0.5, 0.1, 0.3),
+        grid=(1, 2),
+        wspace=0.45,
+        suptitle="The same example in two batches: only batch norm's output moves",
+    )
     axes = fig.subplots(1, 2, sharey=True)
     low, high = nice_limits(np.concatenate([*out["bn"], *out["ln"]]), pad=0.08)
     low -= 0.3 * (high - low)  # room below the curves for the legend
     features = np.arange(FEATURES)
-    for ax, key, title in ((axes[0], "bn", f"batch norm: changes by up to {t('bn_change')}"),
-                           (axes[1], "ln", f"layer norm: changes by {t('ln_change')}")):
+    for ax, key, title in (
+        (axes[0], "bn", f"batch norm: changes by up to {t('bn_change')}"),
+        (axes[1], "ln", f"layer norm: changes by {t('ln_change')}"),
+    ):
         a, b = out[key]
         ax.plot(features, a, "o-", color=PALETTE["blue"], label="in the first batch", markersize=4)
-        ax.plot(features, b, "s--", color=PALETTE["orange"], label="in the second batch", markersize=4,
-                alpha=0.9)
+        ax.plot(features, b, "s--", color=PALETTE["orange"], label="in the second batch", markersize=4, alpha=0.9)
         ax.axhline(0, color=PALETTE["grey"], linewidth=0.6)
         ax.set_title(title, loc="left", fontsize=10)
         ax.set_xlabel("feature of example 0")

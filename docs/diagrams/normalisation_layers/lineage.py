@@ -11,7 +11,6 @@ from the papers the page's reading list gives.
 from __future__ import annotations
 
 
-
 from pagekit.section import PALETTE, main, new_figure  # noqa: E402
 
 # (quote name, year of the cited paper, step, what it normalises or where, row of the figure:
@@ -24,8 +23,8 @@ GENERATIONS = (
     ("qk_norm", 2020, "QK-norm", "normalises the queries and\nkeys before their dot product", 2.4),
 )
 
-INCEPTION_STEP_FACTOR = 14          # Ioffe and Szegedy: 14 times fewer training steps
-RMS_SPEEDUP = (0.07, 0.64)          # Zhang and Sennrich: 7% to 64% less running time
+INCEPTION_STEP_FACTOR = 14  # Ioffe and Szegedy: 14 times fewer training steps
+RMS_SPEEDUP = (0.07, 0.64)  # Zhang and Sennrich: 7% to 64% less running time
 
 
 def compute(section):
@@ -42,8 +41,9 @@ def compute(section):
 
 def draw(section, results):
     t = section.text
-    fig = new_figure(8.4, 3.9, margins=(0.2, 0.45, 0.2, 0.1),
-                     suptitle="Five generations, each changing what is normalised, or where")
+    fig = new_figure(
+        8.4, 3.9, margins=(0.2, 0.45, 0.2, 0.1), suptitle="Five generations, each changing what is normalised, or where"
+    )
     ax = fig.add_subplot()
     colours = [PALETTE[c] for c in ("blue", "orange", "green", "red", "purple")]
     first, last = GENERATIONS[0][1], GENERATIONS[-1][1]
@@ -57,10 +57,17 @@ def draw(section, results):
         ax.plot([x], [0.06 * sign if year in shared else 0], "o", color=colour, markersize=9, zorder=3)
         ax.plot([x, x], [0, 0.42 * row], color=colour, linewidth=1.2)
         va = "bottom" if row > 0 else "top"
-        ax.text(x, 0.42 * row + 0.04 * sign, f"{step}, {t('year_' + name)}", ha="center", va=va,
-                fontsize=10, fontweight="bold", color=colour)
-        ax.text(x, 0.42 * row + 0.24 * sign, change, ha="center", va=va,
-                fontsize=9, color=PALETTE["ink"])
+        ax.text(
+            x,
+            0.42 * row + 0.04 * sign,
+            f"{step}, {t('year_' + name)}",
+            ha="center",
+            va=va,
+            fontsize=10,
+            fontweight="bold",
+            color=colour,
+        )
+        ax.text(x, 0.42 * row + 0.24 * sign, change, ha="center", va=va, fontsize=9, color=PALETTE["ink"])
     ax.set_xlim(first - 0.8, last + 0.8)
     ax.set_ylim(-1.3, 1.95)
     ax.set_xticks(range(first, last + 1))  # tick labels: the time axis, not quoted results

@@ -11,9 +11,13 @@ probed losses. The two networks train in two forked workers.
 from __future__ import annotations
 
 
-
 from pagekit.section import (  # first: it pins the numeric environment before numpy and torch load
-    PALETTE, log_axis, main, new_figure, process_pool)
+    PALETTE,
+    log_axis,
+    main,
+    new_figure,
+    process_pool,
+)
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402  (section_kit has pinned it to one thread)
@@ -115,9 +119,15 @@ class Probe:
 def probed_run(network: str, steps: int, seed_offset: int) -> dict:
     probe = Probe()
     result = mlp.run(network, RATE, steps, seed_offset, probe=probe)
-    result.update(steps=probe.steps, betas=probe.betas, spreads=probe.spreads,
-                  update_betas=probe.update_betas, update_spreads=probe.update_spreads,
-                  cosines=probe.cosines, length_ratios=probe.length_ratios)
+    result.update(
+        steps=probe.steps,
+        betas=probe.betas,
+        spreads=probe.spreads,
+        update_betas=probe.update_betas,
+        update_spreads=probe.update_spreads,
+        cosines=probe.cosines,
+        length_ratios=probe.length_ratios,
+    )
     return result
 
 
@@ -126,8 +136,7 @@ def compute(section):
     steps = section.choose(full=STEPS, reduced=REDUCED_STEPS)
     after = section.choose(full=AFTER, reduced=0)
     with process_pool(2) as pool:
-        results = pool.starmap(probed_run, [(n, steps, section.seed_offset) for n in NETWORKS],
-                               chunksize=1)
+        results = pool.starmap(probed_run, [(n, steps, section.seed_offset) for n in NETWORKS], chunksize=1)
         pool.close()  # workers exit on their own (see mlp.sweep)
         pool.join()
     runs = dict(zip(NETWORKS, results))
@@ -138,20 +147,27 @@ def compute(section):
     q("every", EVERY, "d")
     q("etas", ETAS, "g")
     q("after", after, "d")
-    edges = {"plain gradient descent": (STABLE_BELOW, 0.0),
-             "heavy-ball momentum": (STABLE_BELOW * (1 + mlp.MOMENTUM), mlp.MOMENTUM)}
+    edges = {
+        "plain gradient descent": (STABLE_BELOW, 0.0),
+        "heavy-ball momentum": (STABLE_BELOW * (1 + mlp.MOMENTUM), mlp.MOMENTUM),
+    }
     guide, momentum_guide = (edges[name][0] / RATE for name in edges)
     q("guide", guide, ".0f")
     q("momentum_guide", momentum_guide, ".0f")
     q("guide_numerator", STABLE_BELOW, "d")
     q("momentum_guide_factor", edges["heavy-ball momentum"][0], ".1f")
     for name, (edge, momentum) in edges.items():
-        section.claim(f"on a quadratic, {name} (momentum {momentum:g}) shrinks the weight with lr * curvature "
-                      f"{EDGE_MARGIN:g} below {edge:g} and grows it {EDGE_MARGIN:g} above",
-                      quadratic_shrinks(edge - EDGE_MARGIN, momentum)
-                      and not quadratic_shrinks(edge + EDGE_MARGIN, momentum),
-                      backs=({"plain gradient descent": "the largest eigenvalue is below 2",
-                              "heavy-ball momentum": "when it is below 3.8"}[name],))
+        section.claim(
+            f"on a quadratic, {name} (momentum {momentum:g}) shrinks the weight with lr * curvature "
+            f"{EDGE_MARGIN:g} below {edge:g} and grows it {EDGE_MARGIN:g} above",
+            quadratic_shrinks(edge - EDGE_MARGIN, momentum) and not quadratic_shrinks(edge + EDGE_MARGIN, momentum),
+            backs=(
+                {
+                    "plain gradient descent": "the largest eigenvalue is below 2",
+                    "heavy-ball momentum": "when it is below 3.8",
+                }[name],
+            ),
+        )
     q("cosine_below", COSINE_BELOW, ".1f")
     medians, update_medians, largest = {}, {}, {}
     for network in NETWORKS:
@@ -161,17 +177,24 @@ def compute(section):
         # missing and the page check flags the prose). Batch norm's survival
         # is claimed; the probes of a diverged run stop where it stopped.
         if network == "batch norm":
-            section.claim(f"the batch-norm network trains {steps} steps at lr {RATE:g} without diverging",
-                          r["diverged_at"] is None, f"diverged at {r['diverged_at']}",
-                          backs=("The batch-norm network trains all 300 steps in every run of the robustness report",))
+            section.claim(
+                f"the batch-norm network trains {steps} steps at lr {RATE:g} without diverging",
+                r["diverged_at"] is None,
+                f"diverged at {r['diverged_at']}",
+                backs=("The batch-norm network trains all 300 steps in every run of the robustness report",),
+            )
         elif r["diverged_at"] is not None:
             q(f"{key}_diverged_step", r["diverged_at"], "d")
         s = np.array(r["steps"])
         b, ub = np.array(r["betas"]), np.array(r["update_betas"])
         # Just before a run diverges, a probe step can land where the loss
         # overflows: such probes are counted, and left out of the summaries.
-        finite = (np.isfinite(b) & np.isfinite(np.array(r["spreads"]))
-                  & np.isfinite(ub) & np.isfinite(np.array(r["update_spreads"])))
+        finite = (
+            np.isfinite(b)
+            & np.isfinite(np.array(r["spreads"]))
+            & np.isfinite(ub)
+            & np.isfinite(np.array(r["update_spreads"]))
+        )
         if not finite.all():
             q(f"{key}_nonfinite_probes", int((~finite).sum()), "d")
         for name in ("steps", "betas", "spreads", "update_betas", "update_spreads", "cosines", "length_ratios"):
@@ -202,32 +225,48 @@ def compute(section):
         q(f"{key}_largest_spread_late", spreads[late_mask].max(), ".3g")
         if r["accuracy"] is not None:
             q(f"{key}_accuracy", r["accuracy"], ".3f")
-        section.claim(f"{network}: the update direction is not the gradient's (median cosine after step "
-                      f"{AFTER} below {COSINE_BELOW:g})", float(np.median(cosines)) < COSINE_BELOW,
-                      f"median cosine {np.median(cosines):.3g}",
-                      backs=("the median cosine below 0.9 in both networks",))
+        section.claim(
+            f"{network}: the update direction is not the gradient's (median cosine after step "
+            f"{AFTER} below {COSINE_BELOW:g})",
+            float(np.median(cosines)) < COSINE_BELOW,
+            f"median cosine {np.median(cosines):.3g}",
+            backs=("the median cosine below 0.9 in both networks",),
+        )
     q("median_ratio", medians["plain"] / medians["batch norm"], ".1f", unit=("times larger", "times more"))
     q("update_median_ratio", update_medians["plain"] / update_medians["batch norm"], ".1f")
-    section.claim("batch norm's median beta_hat after step 50 is below the plain network's",
-                  medians["batch norm"] < medians["plain"],
-                  f"batch norm {medians['batch norm']:.4g}, plain {medians['plain']:.4g}",
-                  backs=("below the plain network's", "how much smoother it was is this page's run",
-                         "along the gradient and along the update, is not this run's alone",
-                         "The gap itself held in every run"))
-    section.claim("batch norm's median beta_hat along the update direction after step 50 is below the plain "
-                  "network's", update_medians["batch norm"] < update_medians["plain"],
-                  f"batch norm {update_medians['batch norm']:.4g}, plain {update_medians['plain']:.4g}",
-                  backs=("along the gradient and along the update, is not this run's alone",))
-    section.claim("batch norm's largest beta_hat after step 50 stays below 2/lr along both directions",
-                  max(largest["batch norm"]) < guide, f"largest {largest['batch norm']}, guide {guide:g}",
-                  backs=("batch norm's largest after step 50 below 20 along both directions",))
+    section.claim(
+        "batch norm's median beta_hat after step 50 is below the plain network's",
+        medians["batch norm"] < medians["plain"],
+        f"batch norm {medians['batch norm']:.4g}, plain {medians['plain']:.4g}",
+        backs=(
+            "below the plain network's",
+            "how much smoother it was is this page's run",
+            "along the gradient and along the update, is not this run's alone",
+            "The gap itself held in every run",
+        ),
+    )
+    section.claim(
+        "batch norm's median beta_hat along the update direction after step 50 is below the plain network's",
+        update_medians["batch norm"] < update_medians["plain"],
+        f"batch norm {update_medians['batch norm']:.4g}, plain {update_medians['plain']:.4g}",
+        backs=("along the gradient and along the update, is not this run's alone",),
+    )
+    section.claim(
+        "batch norm's largest beta_hat after step 50 stays below 2/lr along both directions",
+        max(largest["batch norm"]) < guide,
+        f"largest {largest['batch norm']}, guide {guide:g}",
+        backs=("batch norm's largest after step 50 below 20 along both directions",),
+    )
     # The momentum guide 2(1 + momentum)/lr is not claimed either way: how
     # close a surviving plain network comes to it is decided by rounding (on
     # another CPU's kernels this very run reached 38.8, and under torch
     # without AVX 42.4, both surviving); across_seeds reports those runs.
-    section.claim("along the gradient, the plain network's largest beta_hat after step 50 is above 2/lr",
-                  largest["plain"][0] > guide, f"largest {largest['plain'][0]:.4g}, guide {guide:g}",
-                  backs=("above 20 along the gradient in every run of the report",))
+    section.claim(
+        "along the gradient, the plain network's largest beta_hat after step 50 is above 2/lr",
+        largest["plain"][0] > guide,
+        f"largest {largest['plain'][0]:.4g}, guide {guide:g}",
+        backs=("above 20 along the gradient in every run of the report",),
+    )
     return {"runs": runs}
 
 
@@ -240,10 +279,22 @@ def draw(section, results):
     values = []
     for network in NETWORKS:
         r, key = runs[network], KEYS[network]
-        ax.plot(r["steps"], r["betas"], "-", color=colours[network], linewidth=1.4,
-                label=f"{network}, along g: median {t(key + '_beta_median')}")
-        ax.plot(r["steps"], r["update_betas"], ":", color=colours[network], linewidth=1.4,
-                label=f"{network}, along the update: median {t(key + '_update_beta_median')}")
+        ax.plot(
+            r["steps"],
+            r["betas"],
+            "-",
+            color=colours[network],
+            linewidth=1.4,
+            label=f"{network}, along g: median {t(key + '_beta_median')}",
+        )
+        ax.plot(
+            r["steps"],
+            r["update_betas"],
+            ":",
+            color=colours[network],
+            linewidth=1.4,
+            label=f"{network}, along the update: median {t(key + '_update_beta_median')}",
+        )
         values += [v for v in r["betas"] + r["update_betas"] if np.isfinite(v)]
     guide, momentum_guide = 2 / RATE, 2 * (1 + mlp.MOMENTUM) / RATE
     ax.axhline(guide, color=PALETTE["grey"], linestyle="--", linewidth=1)
@@ -252,22 +303,38 @@ def draw(section, results):
     # One decade below the data holds the legend.
     low = 10.0 ** (np.floor(np.log10(min(values))) - 1)
     high = 10.0 ** np.ceil(np.log10(max(values + [momentum_guide]) * 1.5))
-    ax.text(0.99, momentum_guide * 1.12, f"{t('momentum_guide_factor')}/η = {t('momentum_guide')}: heavy-ball momentum "
-            f"μ = {t('momentum')} on a quadratic", color=PALETTE["ink"], fontsize=8.5, va="bottom",
-            ha="right", transform=ax.get_yaxis_transform(),  # x in axes units: any number of steps
-            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5})
-    ax.text(0.99, guide * 1.08, f"{t('guide_numerator')}/η = {t('guide')}: plain gradient descent on a quadratic",
-            color=PALETTE["grey"], fontsize=8.5, va="bottom", ha="right", transform=ax.get_yaxis_transform(),
-            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5})
+    ax.text(
+        0.99,
+        momentum_guide * 1.12,
+        f"{t('momentum_guide_factor')}/η = {t('momentum_guide')}: heavy-ball momentum "
+        f"μ = {t('momentum')} on a quadratic",
+        color=PALETTE["ink"],
+        fontsize=8.5,
+        va="bottom",
+        ha="right",
+        transform=ax.get_yaxis_transform(),  # x in axes units: any number of steps
+        bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5},
+    )
+    ax.text(
+        0.99,
+        guide * 1.08,
+        f"{t('guide_numerator')}/η = {t('guide')}: plain gradient descent on a quadratic",
+        color=PALETTE["grey"],
+        fontsize=8.5,
+        va="bottom",
+        ha="right",
+        transform=ax.get_yaxis_transform(),
+        bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5},
+    )
     log_axis(ax, "y", labels="power")
     ax.set_ylim(low, high)
     ax.set_xlim(0, int(t("steps")))
     ax.set_xlabel(f"training step (SGD, momentum {t('momentum')}, learning rate η = {t('rate')})")
     ax.set_ylabel("β̂, largest over the four probe steps")
-    ax.legend(loc="lower left", fontsize=8, ncols=2,
-              title=f"medians of the probes after step {t('after')}", title_fontsize=8)
-    ax.set_title("With batch norm the gradient changes more slowly, along g and along the update",
-                 loc="left")
+    ax.legend(
+        loc="lower left", fontsize=8, ncols=2, title=f"medians of the probes after step {t('after')}", title_fontsize=8
+    )
+    ax.set_title("With batch norm the gradient changes more slowly, along g and along the update", loc="left")
     section.save_figure(fig, "beta")
 
 

@@ -44,8 +44,7 @@ class MLP(nn.Module):
     """8 hidden layers of width 128: linear, then ``norm(width)`` if given,
     then ReLU; a final linear layer to the classes. He weights, zero biases."""
 
-    def __init__(self, norm: Callable[[int], nn.Module] | None = None,
-                 depth: int = DEPTH, width: int = WIDTH):
+    def __init__(self, norm: Callable[[int], nn.Module] | None = None, depth: int = DEPTH, width: int = WIDTH):
         super().__init__()
         layers, features = [], DIM
         for _ in range(depth):
@@ -65,8 +64,18 @@ class MLP(nn.Module):
         return self.net(x)
 
 
-def train_mlp(model, lr, x, y, steps, batches: torch.Generator, *, probe=None,
-              report: Callable[[str], None] | None = None, name: str = "") -> dict:
+def train_mlp(
+    model,
+    lr,
+    x,
+    y,
+    steps,
+    batches: torch.Generator,
+    *,
+    probe=None,
+    report: Callable[[str], None] | None = None,
+    name: str = "",
+) -> dict:
     """Train ``model`` with SGD (momentum 0.9) for ``steps`` batches of 128
     drawn with replacement by ``batches``. Stops when the loss turns
     non-finite. ``probe(model, xb, yb, step)`` (if given) runs on each
@@ -167,12 +176,24 @@ def run(network: str, lr: float, steps: int, seed_offset: int, probe=None, norm_
     model = build(network, seed_offset, norm_module)
     name = f"{network} at lr {lr:g}"
     report = _REPORT
-    result = train_mlp(model, lr, x, y, steps, torch.Generator().manual_seed(BATCH_SEED + seed_offset),
-                       probe=probe, report=report, name=name)
+    result = train_mlp(
+        model,
+        lr,
+        x,
+        y,
+        steps,
+        torch.Generator().manual_seed(BATCH_SEED + seed_offset),
+        probe=probe,
+        report=report,
+        name=name,
+    )
     result["accuracy"] = None if result["diverged_at"] is not None else accuracy(model, x_val, y_val)
     result["cpu"] = time.process_time() - start
-    end = (f"diverged at step {result['diverged_at']}" if result["diverged_at"] is not None
-           else f"accuracy {result['accuracy']:.3f}")
+    end = (
+        f"diverged at step {result['diverged_at']}"
+        if result["diverged_at"] is not None
+        else f"accuracy {result['accuracy']:.3f}"
+    )
     report(f"{name}: done, {end}, {result['cpu']:.1f} s CPU", force=True)
     return result
 
@@ -191,8 +212,11 @@ def sweep(section, networks, rates, steps, extra_jobs=()):
     with process_pool(2) as pool:
         results = pool.starmap_async(run, jobs + list(extra_jobs), chunksize=1).get()
         pool.close()  # let the workers exit on their own: terminating them
-        pool.join()   # makes each print the runner's interrupt traceback
+        pool.join()  # makes each print the runner's interrupt traceback
     cpu = sum(r["cpu"] for r in results)
-    section.progress(f"{len(results)} runs of up to {steps} steps: {time.perf_counter() - start:.1f} s "
-                     f"wall, {cpu:.1f} s CPU in the workers", force=True)
-    return {(n, r): res for (n, r, *_), res in zip(jobs, results)}, results[len(jobs):]
+    section.progress(
+        f"{len(results)} runs of up to {steps} steps: {time.perf_counter() - start:.1f} s "
+        f"wall, {cpu:.1f} s CPU in the workers",
+        force=True,
+    )
+    return {(n, r): res for (n, r, *_), res in zip(jobs, results)}, results[len(jobs) :]

@@ -9,11 +9,11 @@ each count checked against its closed form.
 from __future__ import annotations
 
 
-
 from pagekit.section import main  # noqa: E402  (first: pins the numeric environment)
 
 from normalisation_layers import language_data, mlp, norm_placement, qk_norm, transformer  # noqa: E402
 from normalisation_layers.norms import BatchNorm, LayerNorm, RMSNorm  # noqa: E402
+
 
 def count(model) -> int:
     return sum(p.numel() for p in model.parameters())
@@ -27,8 +27,9 @@ def mlp_closed_form(norm: bool) -> int:
     return linear + (2 * w * depth if norm else 0)
 
 
-def transformer_closed_form(vocabulary: int, layers: int, dim: int, norm_size: int, place: str,
-                            qk_head: int = 0) -> int:
+def transformer_closed_form(
+    vocabulary: int, layers: int, dim: int, norm_size: int, place: str, qk_head: int = 0
+) -> int:
     """Embedding and head (vocabulary x dim each), per block qkv (3 dim²),
     output projection (dim²), SwiGLU (3 x dim x hidden), two norms, optional
     QK-norm gains (two vectors of head width); a final norm in pre-norm."""
@@ -45,15 +46,20 @@ def compute(section):
         "mlp_bn": (count(mlp.MLP(BatchNorm)), mlp_closed_form(True)),
     }
     d12, l12, h12 = norm_placement.DIM, norm_placement.LAYERS, norm_placement.HEADS
-    for name, norm, size, place in (("pre_layer", LayerNorm, 2 * d12, transformer.PRE),
-                                    ("post_layer", LayerNorm, 2 * d12, transformer.POST),
-                                    ("pre_rms", RMSNorm, d12, transformer.PRE)):
+    for name, norm, size, place in (
+        ("pre_layer", LayerNorm, 2 * d12, transformer.PRE),
+        ("post_layer", LayerNorm, 2 * d12, transformer.POST),
+        ("pre_rms", RMSNorm, d12, transformer.PRE),
+    ):
         model = transformer.LanguageModel(vocabulary, d12, l12, h12, norm=norm, place=place)
         sizes[name] = (count(model), transformer_closed_form(vocabulary, l12, d12, size, place))
     d4, l4, h4 = qk_norm.DIM, qk_norm.LAYERS, qk_norm.HEADS
     for name, qk in (("qk_off", False), ("qk_on", True)):
         model = transformer.LanguageModel(vocabulary, d4, l4, h4, norm=RMSNorm, place=transformer.PRE, qk_norm=qk)
-        sizes[name] = (count(model), transformer_closed_form(vocabulary, l4, d4, d4, transformer.PRE, d4 // h4 if qk else 0))
+        sizes[name] = (
+            count(model),
+            transformer_closed_form(vocabulary, l4, d4, d4, transformer.PRE, d4 // h4 if qk else 0),
+        )
     for name, (counted, closed) in sizes.items():
         section.agree(f"{name}: parameters counted and in closed form", counted, closed)
         q(f"params_{name}", counted, ",d")

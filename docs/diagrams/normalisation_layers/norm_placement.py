@@ -18,14 +18,30 @@ import time
 
 
 from pagekit.section import (  # first: it pins the numeric environment before numpy and torch load
-    PALETTE, import_torch, main, new_figure, nice_limits, process_pool)
+    PALETTE,
+    import_torch,
+    main,
+    new_figure,
+    nice_limits,
+    process_pool,
+)
 
 
 from normalisation_layers.build_corpus import CORPUS_CHARACTERS, PLAYS  # noqa: E402
 from normalisation_layers.language_data import (  # noqa: E402
-    TRAIN_FRACTION, VALIDATION_WINDOWS, load_corpus, validation_set)
+    TRAIN_FRACTION,
+    VALIDATION_WINDOWS,
+    load_corpus,
+    validation_set,
+)
 from normalisation_layers.language_training import (  # noqa: E402
-    BETAS, CLIP_NORM, FLOOR, WEIGHT_DECAY, train_language_model, warmup_steps)
+    BETAS,
+    CLIP_NORM,
+    FLOOR,
+    WEIGHT_DECAY,
+    train_language_model,
+    warmup_steps,
+)
 from normalisation_layers.transformer import NORMS, ROTARY_BASE, build_language_model  # noqa: E402
 
 MODEL_SEED, DATA_SEED, VALIDATION_SEED = 0, 1, 2
@@ -40,7 +56,8 @@ FULL = {"layers": LAYERS, "steps": STEPS, "eval_every": EVAL_EVERY}
 # (quote key, norm, placement, learning rate, warmup fraction)
 # The words the prose names each run by (the page check reads them).
 RUN_WORDS = {
-    "post_low": ("post-norm",), "pre_low": ("pre-norm",),
+    "post_low": ("post-norm",),
+    "pre_low": ("pre-norm",),
     "post_warmup": ("post-norm with warmup", "post-norm"),
     "post_no_warmup": ("post-norm without warmup", "post-norm"),
     "pre_warmup": ("pre-norm with warmup", "pre-norm"),
@@ -67,9 +84,12 @@ RMS_MATCH = 0.03
 PRE_TIE = 0.05  # the two lr 0.01 pre-norm runs end this close (seeds 0-2: 0.001 to 0.020)
 UNIGRAM_NEAR = 0.05  # post-norm without warmup ends this close to the frequencies-only loss
 LABELS = {
-    "post_low": "post-norm", "pre_low": "pre-norm",
-    "post_warmup": "post-norm, warmup", "post_no_warmup": "post-norm, no warmup",
-    "pre_warmup": "pre-norm, warmup", "pre_no_warmup": "pre-norm, no warmup",
+    "post_low": "post-norm",
+    "pre_low": "pre-norm",
+    "post_warmup": "post-norm, warmup",
+    "post_no_warmup": "post-norm, no warmup",
+    "pre_warmup": "pre-norm, warmup",
+    "pre_no_warmup": "pre-norm, no warmup",
 }
 COLOURS = {"post": PALETTE["red"], "pre": PALETTE["blue"]}
 
@@ -81,21 +101,40 @@ def train_run(key: str, norm: str, place: str, lr: float, warmup: float, config:
     torch = import_torch()
     corpus = load_corpus()
     validation = validation_set(corpus, WINDOW, torch.Generator().manual_seed(VALIDATION_SEED + offset))
-    model = build_language_model(MODEL_SEED + offset, corpus.vocab_size, dim=DIM, layers=config["layers"],
-                                 heads=HEADS, norm=NORMS[norm], place=place, record_logits=False)
+    model = build_language_model(
+        MODEL_SEED + offset,
+        corpus.vocab_size,
+        dim=DIM,
+        layers=config["layers"],
+        heads=HEADS,
+        norm=NORMS[norm],
+        place=place,
+        record_logits=False,
+    )
     cpu, wall = time.process_time(), time.perf_counter()
 
     def report(step, loss, model):
         if _SECTION is not None:
             _SECTION.progress(f"{key}: step {step + 1}/{config['steps']}, training loss {loss:.3f}")
 
-    run = train_language_model(model, corpus, validation, lr=lr, data_seed=DATA_SEED + offset,
-                               steps=config["steps"], batch=BATCH, window=WINDOW,
-                               warmup_fraction=warmup, eval_every=config["eval_every"], on_step=report)
+    run = train_language_model(
+        model,
+        corpus,
+        validation,
+        lr=lr,
+        data_seed=DATA_SEED + offset,
+        steps=config["steps"],
+        batch=BATCH,
+        window=WINDOW,
+        warmup_fraction=warmup,
+        eval_every=config["eval_every"],
+        on_step=report,
+    )
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     if _SECTION is not None:
-        _SECTION.progress(f"{key}: done, validation loss {run.final:.3f} "
-                          f"({cpu:.1f} s CPU, {wall:.1f} s wall)", force=True)
+        _SECTION.progress(
+            f"{key}: done, validation loss {run.final:.3f} ({cpu:.1f} s CPU, {wall:.1f} s wall)", force=True
+        )
     return {"eval_steps": run.eval_steps, "validation": run.validation, "cpu": cpu, "wall": wall}
 
 
@@ -103,8 +142,7 @@ def train_all(section, config: dict) -> dict[str, dict]:
     """The seven runs in two forked workers (they fork before any torch op here)."""
     global _SECTION
     _SECTION = section
-    jobs = [(key, norm, place, lr, warmup, config, section.seed_offset)
-            for key, norm, place, lr, warmup in RUNS]
+    jobs = [(key, norm, place, lr, warmup, config, section.seed_offset) for key, norm, place, lr, warmup in RUNS]
     with process_pool(2) as pool:
         results = pool.starmap(train_run, jobs, chunksize=1)
     return {job[0]: result for job, result in zip(jobs, results)}
@@ -115,8 +153,10 @@ def compute(section):
     config = section.choose(full=FULL, reduced=REDUCED)
     start = time.perf_counter()
     runs = train_all(section, config)
-    section.progress(f"all runs done in {time.perf_counter() - start:.1f} s wall, "
-                     f"{sum(r['cpu'] for r in runs.values()):.1f} s CPU", force=True)
+    section.progress(
+        f"all runs done in {time.perf_counter() - start:.1f} s wall, {sum(r['cpu'] for r in runs.values()):.1f} s CPU",
+        force=True,
+    )
 
     # The corpus and the training setup (shared by sections 7-9).
     q("plays", len(PLAYS), "d")
@@ -158,34 +198,54 @@ def compute(section):
     pre_high = ("pre_warmup", "pre_no_warmup")
     post_high = ("post_warmup", "post_no_warmup")
     worst_pre, best_post = max(final[k] for k in pre_high), min(final[k] for k in post_high)
-    section.claim(f"at lr {HIGH_RATE:g} both pre-norm runs end below both post-norm runs",
-                  worst_pre < best_post,
-                  f"worst pre-norm {worst_pre:.4f}, best post-norm {best_post:.4f}",
-                  backs=("end below both post-norm runs", "both pre-norm runs end below both post-norm runs"))
+    section.claim(
+        f"at lr {HIGH_RATE:g} both pre-norm runs end below both post-norm runs",
+        worst_pre < best_post,
+        f"worst pre-norm {worst_pre:.4f}, best post-norm {best_post:.4f}",
+        backs=("end below both post-norm runs", "both pre-norm runs end below both post-norm runs"),
+    )
     best_pre = min(final[k] for k in pre_high)
     gap = final["post_no_warmup"] - best_pre
     q("gap_post_no_warmup", gap, ".2f", unit=("above", "nats per character above"))
     q("far_above", FAR_ABOVE, ".1f")
-    section.claim_bound(f"post-norm without warmup at lr {HIGH_RATE:g} minus the better pre-norm run, "
-                        "final validation loss (nats per character)", gap, ">=", FAR_ABOVE, fmt=".1f")
+    section.claim_bound(
+        f"post-norm without warmup at lr {HIGH_RATE:g} minus the better pre-norm run, "
+        "final validation loss (nats per character)",
+        gap,
+        ">=",
+        FAR_ABOVE,
+        fmt=".1f",
+    )
     warmup_gain = final["post_no_warmup"] - final["post_warmup"]
     q("warmup_gain_post", warmup_gain, ".2f")
-    section.claim(f"at lr {HIGH_RATE:g} warmup lowers post-norm's final loss", warmup_gain > 0,
-                  f"without {final['post_no_warmup']:.4f}, with {final['post_warmup']:.4f}")
+    section.claim(
+        f"at lr {HIGH_RATE:g} warmup lowers post-norm's final loss",
+        warmup_gain > 0,
+        f"without {final['post_no_warmup']:.4f}, with {final['post_warmup']:.4f}",
+    )
     low_gap = final["pre_low"] - final["post_low"]
     q("low_gap", abs(low_gap), ".3f")
-    section.claim(f"at lr {LOW_RATE:g} post-norm ends below pre-norm", low_gap > 0,
-                  f"post {final['post_low']:.4f}, pre {final['pre_low']:.4f}", every_seed=False,
-                  backs=("at 0.003 post-norm ends just below pre-norm, on this run only",
-                         "At the lower rate of 0.003, where both placements train well, they tie in this run",
-                         "at one other seed pre-norm ended ahead at 0.003, so which placement leads there is a "
-                         "statement about this run only",
-                         "At the lower rate both placements trained, and which one led there is this page's run only"))
+    section.claim(
+        f"at lr {LOW_RATE:g} post-norm ends below pre-norm",
+        low_gap > 0,
+        f"post {final['post_low']:.4f}, pre {final['pre_low']:.4f}",
+        every_seed=False,
+        backs=(
+            "at 0.003 post-norm ends just below pre-norm, on this run only",
+            "At the lower rate of 0.003, where both placements train well, they tie in this run",
+            "at one other seed pre-norm ended ahead at 0.003, so which placement leads there is a "
+            "statement about this run only",
+            "At the lower rate both placements trained, and which one led there is this page's run only",
+        ),
+    )
     lowest_pre = min(final[k] for k in pre_high)
-    section.claim(f"on the page's run a pre-norm run at lr {HIGH_RATE:g} ends lowest of the six layer-norm runs",
-                  all(lowest_pre <= loss for key, loss in final.items() if not key.startswith("rms")),
-                  f"lowest pre-norm {lowest_pre:.4f}", every_seed=False,
-                  backs=("in this run, it reaches the lowest loss of the six",))
+    section.claim(
+        f"on the page's run a pre-norm run at lr {HIGH_RATE:g} ends lowest of the six layer-norm runs",
+        all(lowest_pre <= loss for key, loss in final.items() if not key.startswith("rms")),
+        f"lowest pre-norm {lowest_pre:.4f}",
+        every_seed=False,
+        backs=("in this run, it reaches the lowest loss of the six",),
+    )
 
     # What "learned nothing" would score: the training text's character
     # frequencies alone, as a prediction of the validation windows.
@@ -196,24 +256,38 @@ def compute(section):
     unigram = float(-(counts / counts.sum()).log()[targets].mean())
     q("unigram_loss", unigram, ".3f")
     q("unigram_near", UNIGRAM_NEAR, ".2f")
-    section.claim_bound(f"|post-norm without warmup at lr {HIGH_RATE:g} - frequencies-only loss| "
-                        "(nats per character)",
-                        abs(final["post_no_warmup"] - unigram), "<=", UNIGRAM_NEAR, fmt=".2f",
-                        every_seed=False, backs=("so this run learned next to nothing",))
+    section.claim_bound(
+        f"|post-norm without warmup at lr {HIGH_RATE:g} - frequencies-only loss| (nats per character)",
+        abs(final["post_no_warmup"] - unigram),
+        "<=",
+        UNIGRAM_NEAR,
+        fmt=".2f",
+        every_seed=False,
+        backs=("so this run learned next to nothing",),
+    )
 
     # Section 8's rerun: the lr 0.01 pre-norm run without warmup again with
     # RMS norm. The two lr 0.01 pre-norm runs tie, so it is (one of) the best.
     tie = abs(final["pre_warmup"] - final["pre_no_warmup"])
     q("pre_tie", tie, ".3f")
     q("pre_tie_near", PRE_TIE, ".2f")
-    section.claim_bound("|pre-norm with warmup - pre-norm without warmup| final validation loss "
-                        f"at lr {HIGH_RATE:g}",
-                        tie, "<=", PRE_TIE, fmt=".2f")
+    section.claim_bound(
+        f"|pre-norm with warmup - pre-norm without warmup| final validation loss at lr {HIGH_RATE:g}",
+        tie,
+        "<=",
+        PRE_TIE,
+        fmt=".2f",
+    )
     gap = abs(final["rms_pre_no_warmup"] - final["pre_no_warmup"])
     q("rms_gap", gap, ".3f")
-    section.claim_bound(f"|RMS norm - layer norm| final validation loss, lr {HIGH_RATE:g} pre-norm without warmup",
-                        gap, "<=", RMS_MATCH, fmt=".2f",
-                        backs=("RMS norm trained as well as layer norm on this page's run",))
+    section.claim_bound(
+        f"|RMS norm - layer norm| final validation loss, lr {HIGH_RATE:g} pre-norm without warmup",
+        gap,
+        "<=",
+        RMS_MATCH,
+        fmt=".2f",
+        backs=("RMS norm trained as well as layer norm on this page's run",),
+    )
     q("rms_match", RMS_MATCH, ".2f")
     return {"runs": runs, "final": final, "unigram": float(section.text("unigram_loss"))}
 
@@ -221,11 +295,16 @@ def compute(section):
 def draw(section, results):
     runs = results["runs"]
     high, low_rate = section.text("high_rate"), section.text("low_rate")
-    fig = new_figure(8.0, 3.4, margins=(0.62, 0.5, 0.15, 0.3), grid=(1, 2), wspace=0.75,
-                     suptitle=f"At lr {high} pre-norm trains and post-norm falls behind; at lr {low_rate} they tie")
+    fig = new_figure(
+        8.0,
+        3.4,
+        margins=(0.62, 0.5, 0.15, 0.3),
+        grid=(1, 2),
+        wspace=0.75,
+        suptitle=f"At lr {high} pre-norm trains and post-norm falls behind; at lr {low_rate} they tie",
+    )
     left, right = fig.subplots(1, 2, sharey=True)
-    shown = {"high": ("post_no_warmup", "post_warmup", "pre_no_warmup", "pre_warmup"),
-             "low": ("post_low", "pre_low")}
+    shown = {"high": ("post_no_warmup", "post_warmup", "pre_no_warmup", "pre_warmup"), "low": ("post_low", "pre_low")}
     values = [v for key in shown["high"] + shown["low"] for v in runs[key]["validation"]]
     low, top = nice_limits(values)
     top += 0.4 * (top - low)  # room above the curves for the legends
@@ -233,31 +312,55 @@ def draw(section, results):
         for key in shown[panel]:
             place = "pre" if key.startswith("pre") else "post"
             dashed = panel == "high" and "no_warmup" not in key
-            ax.plot(runs[key]["eval_steps"], runs[key]["validation"], color=COLOURS[place],
-                    linestyle="--" if dashed else "-", marker="o", markersize=3,
-                    label=f"{LABELS[key]}: {section.text('final_' + key)}")
+            ax.plot(
+                runs[key]["eval_steps"],
+                runs[key]["validation"],
+                color=COLOURS[place],
+                linestyle="--" if dashed else "-",
+                marker="o",
+                markersize=3,
+                label=f"{LABELS[key]}: {section.text('final_' + key)}",
+            )
         ax.axhline(results["unigram"], color=PALETTE["grey"], linestyle=":", linewidth=1.2)
         ax.set_title(f"learning rate {rate}", loc="left", fontsize=10, fontweight="normal")
         ax.set_xlabel("step")
         ax.set_ylim(low, top)
         ax.set_xlim(0, runs[key]["eval_steps"][-1])
         ax.legend(loc="upper right", title="final validation loss", title_fontsize=9)
-    right.text(runs["pre_low"]["eval_steps"][-1], results["unigram"] + 0.04,
-               f"character frequencies alone: {section.text('unigram_loss')}", ha="right", va="bottom",
-               fontsize=8.5, color=PALETTE["grey"])
+    right.text(
+        runs["pre_low"]["eval_steps"][-1],
+        results["unigram"] + 0.04,
+        f"character frequencies alone: {section.text('unigram_loss')}",
+        ha="right",
+        va="bottom",
+        fontsize=8.5,
+        color=PALETTE["grey"],
+    )
     left.set_ylabel("validation loss (nats per character)")
     section.save_figure(fig, "curves", caption_phrases=("both pre-norm runs end below both post-norm runs",))
 
     # Section 8: layer norm and RMS norm, the lr 0.01 pre-norm runs.
-    fig = new_figure(8.0, 3.4, margins=(0.62, 0.5, 0.3, 0.12),
-                     suptitle=f"RMS norm trains like layer norm (pre-norm, lr {high}, no warmup; "
-                              f"from step {section.text('eval_every')})")
+    fig = new_figure(
+        8.0,
+        3.4,
+        margins=(0.62, 0.5, 0.3, 0.12),
+        suptitle=f"RMS norm trains like layer norm (pre-norm, lr {high}, no warmup; "
+        f"from step {section.text('eval_every')})",
+    )
     ax = fig.add_subplot()
     for run_key, colour, style, marker, label in (
-            ("pre_no_warmup", PALETTE["blue"], "-", "o", "layer norm"),
-            ("rms_pre_no_warmup", PALETTE["green"], "--", "s", "RMS norm")):
-        ax.plot(runs[run_key]["eval_steps"][1:], runs[run_key]["validation"][1:], color=colour, linestyle=style,
-                marker=marker, markersize=3, label=f"{label}: {section.text('final_' + run_key)}")
+        ("pre_no_warmup", PALETTE["blue"], "-", "o", "layer norm"),
+        ("rms_pre_no_warmup", PALETTE["green"], "--", "s", "RMS norm"),
+    ):
+        ax.plot(
+            runs[run_key]["eval_steps"][1:],
+            runs[run_key]["validation"][1:],
+            color=colour,
+            linestyle=style,
+            marker=marker,
+            markersize=3,
+            label=f"{label}: {section.text('final_' + run_key)}",
+        )
     values = [v for key in ("pre_no_warmup", "rms_pre_no_warmup") for v in runs[key]["validation"][1:]]
     ax.set_ylim(*nice_limits(values))
     ax.set_xlim(runs["pre_warmup"]["eval_steps"][1], runs["pre_warmup"]["eval_steps"][-1])

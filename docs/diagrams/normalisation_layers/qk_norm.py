@@ -17,7 +17,15 @@ import time
 
 
 from pagekit.section import (  # first: it pins the numeric environment before numpy and torch load
-    PALETTE, import_torch, label_line_ends, log_axis, main, new_figure, nice_limits, process_pool)
+    PALETTE,
+    import_torch,
+    label_line_ends,
+    log_axis,
+    main,
+    new_figure,
+    nice_limits,
+    process_pool,
+)
 
 import numpy as np  # noqa: E402
 
@@ -46,8 +54,16 @@ def train_run(lr: float, qk_norm: bool, steps: int, offset: int) -> dict:
     torch = import_torch()
     corpus = load_corpus()
     validation = validation_set(corpus, WINDOW, torch.Generator().manual_seed(VALIDATION_SEED + offset))
-    model = build_language_model(MODEL_SEED + offset, corpus.vocab_size, dim=DIM, layers=LAYERS, heads=HEADS,
-                                 norm=NORMS["rms"], place="pre", qk_norm=qk_norm)
+    model = build_language_model(
+        MODEL_SEED + offset,
+        corpus.vocab_size,
+        dim=DIM,
+        layers=LAYERS,
+        heads=HEADS,
+        norm=NORMS["rms"],
+        place="pre",
+        qk_norm=qk_norm,
+    )
     name = f"lr {lr:g} {'with' if qk_norm else 'without'} QK-norm"
     logits, bounds = [], []
     cpu, wall = time.process_time(), time.perf_counter()
@@ -56,18 +72,36 @@ def train_run(lr: float, qk_norm: bool, steps: int, offset: int) -> dict:
         logits.append(model.largest_logits())
         bounds.append(model.logit_bounds())
         if _SECTION is not None:
-            _SECTION.progress(f"{name}: step {step + 1}/{steps}, training loss {loss:.3f}, "
-                              f"largest logit {max(logits[-1]):.1f}")
+            _SECTION.progress(
+                f"{name}: step {step + 1}/{steps}, training loss {loss:.3f}, largest logit {max(logits[-1]):.1f}"
+            )
 
-    run = train_language_model(model, corpus, validation, lr=lr, data_seed=DATA_SEED + offset, steps=steps,
-                               batch=BATCH, window=WINDOW, warmup_fraction=WARMUP_FRACTION,
-                               schedule=CONSTANT, eval_every=steps, on_step=record)
+    run = train_language_model(
+        model,
+        corpus,
+        validation,
+        lr=lr,
+        data_seed=DATA_SEED + offset,
+        steps=steps,
+        batch=BATCH,
+        window=WINDOW,
+        warmup_fraction=WARMUP_FRACTION,
+        schedule=CONSTANT,
+        eval_every=steps,
+        on_step=record,
+    )
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     if _SECTION is not None:
-        _SECTION.progress(f"{name}: done, validation loss {run.final:.3f} ({cpu:.1f} s CPU, {wall:.1f} s wall)",
-                          force=True)
-    return {"logits": np.array(logits), "bounds": np.array(bounds), "validation": run.validation,
-            "cpu": cpu, "wall": wall}
+        _SECTION.progress(
+            f"{name}: done, validation loss {run.final:.3f} ({cpu:.1f} s CPU, {wall:.1f} s wall)", force=True
+        )
+    return {
+        "logits": np.array(logits),
+        "bounds": np.array(bounds),
+        "validation": run.validation,
+        "cpu": cpu,
+        "wall": wall,
+    }
 
 
 def train_all(section, steps: int) -> dict:
@@ -85,8 +119,10 @@ def compute(section):
     steps = section.choose(full=FULL, reduced=REDUCED)["steps"]
     start = time.perf_counter()
     runs = train_all(section, steps)
-    section.progress(f"all runs done in {time.perf_counter() - start:.1f} s wall, "
-                     f"{sum(r['cpu'] for r in runs.values()):.1f} s CPU", force=True)
+    section.progress(
+        f"all runs done in {time.perf_counter() - start:.1f} s wall, {sum(r['cpu'] for r in runs.values()):.1f} s CPU",
+        force=True,
+    )
 
     head_dim = DIM // HEADS
     q("layers", LAYERS, "d")
@@ -107,34 +143,50 @@ def compute(section):
 
     # Claims.
     plain = [largest[(lr, False)].max() for lr in RATES]
-    section.claim("without QK-norm the run's largest attention logit grows with the learning rate",
-                  all(a < b for a, b in zip(plain, plain[1:])),
-                  "largest logits " + ", ".join(f"{v:.2f}" for v in plain),
-                  backs=("grows with the learning rate",))
+    section.claim(
+        "without QK-norm the run's largest attention logit grows with the learning rate",
+        all(a < b for a, b in zip(plain, plain[1:])),
+        "largest logits " + ", ".join(f"{v:.2f}" for v in plain),
+        backs=("grows with the learning rate",),
+    )
     slack = min(float((runs[(lr, True)]["bounds"] - runs[(lr, True)]["logits"]).min()) for lr in RATES)
     checked = sum(runs[(lr, True)]["logits"].size for lr in RATES)
     q("bound_checks", checked, ",d")
-    section.claim("with QK-norm every block's largest logit at every step is within the bound "
-                  "sqrt(d_head) * max|g_q| * max|g_k| of that step's gains", slack >= 0,
-                  f"{checked} block-steps, smallest slack {slack:.4g}",
-                  backs=("they stayed within the gains' bound at every step of every run",))
+    section.claim(
+        "with QK-norm every block's largest logit at every step is within the bound "
+        "sqrt(d_head) * max|g_q| * max|g_k| of that step's gains",
+        slack >= 0,
+        f"{checked} block-steps, smallest slack {slack:.4g}",
+        backs=("they stayed within the gains' bound at every step of every run",),
+    )
     bound_at_largest = [float(runs[(lr, True)]["bounds"].max()) for lr in RATES]
     q("largest_bound_qk", bound_at_largest, ",.1f")
     top = RATES[-1]
     with_qk, without = runs[(top, True)]["validation"][-1], runs[(top, False)]["validation"][-1]
     q("loss_gain_top", without - with_qk, ".3f")
-    section.claim(f"at lr {top:g} the final validation loss is lower with QK-norm", with_qk < without,
-                  f"with {with_qk:.4f}, without {without:.4f}", backs=("lower with QK-norm",))
+    section.claim(
+        f"at lr {top:g} the final validation loss is lower with QK-norm",
+        with_qk < without,
+        f"with {with_qk:.4f}, without {without:.4f}",
+        backs=("lower with QK-norm",),
+    )
     middle, low = RATES[1], RATES[0]
-    section.claim(f"at lr {middle:g} the final validation loss is lower with QK-norm",
-                  runs[(middle, True)]["validation"][-1] < runs[(middle, False)]["validation"][-1],
-                  backs=("at 0.03 it is lower too",))
-    section.claim(f"on the page's run at lr {low:g} the run without QK-norm ends below the run with it",
-                  runs[(low, False)]["validation"][-1] < runs[(low, True)]["validation"][-1], every_seed=False,
-                  backs=("at 0.01 the run without QK-norm is slightly ahead",
-                         "so in this run QK-norm made the larger rates cost less",
-                         "which run is ahead at 0.01 is this run's only",
-                         "Which run was ahead at the smallest rate is this page's run only"))
+    section.claim(
+        f"at lr {middle:g} the final validation loss is lower with QK-norm",
+        runs[(middle, True)]["validation"][-1] < runs[(middle, False)]["validation"][-1],
+        backs=("at 0.03 it is lower too",),
+    )
+    section.claim(
+        f"on the page's run at lr {low:g} the run without QK-norm ends below the run with it",
+        runs[(low, False)]["validation"][-1] < runs[(low, True)]["validation"][-1],
+        every_seed=False,
+        backs=(
+            "at 0.01 the run without QK-norm is slightly ahead",
+            "so in this run QK-norm made the larger rates cost less",
+            "which run is ahead at 0.01 is this run's only",
+            "Which run was ahead at the smallest rate is this page's run only",
+        ),
+    )
 
     # Check your understanding: the bound with unit gains and head width 16,
     # computed, and the runs' first step (gains still 1) within it.
@@ -142,9 +194,12 @@ def compute(section):
     q("question_head_dim", QUESTION_HEAD_DIM, "d")
     q("unit_gain_bound", unit_bound, "g")
     first = max(largest[(lr, True)][0] for lr in RATES)
-    section.claim(f"at the first step (unit gains) the QK-norm runs' largest logit is within the unit-gain "
-                  f"bound sqrt({QUESTION_HEAD_DIM}) = {unit_bound:g}",
-                  first <= unit_bound, f"largest {first:.4f}, bound {unit_bound:g}")
+    section.claim(
+        f"at the first step (unit gains) the QK-norm runs' largest logit is within the unit-gain "
+        f"bound sqrt({QUESTION_HEAD_DIM}) = {unit_bound:g}",
+        first <= unit_bound,
+        f"largest {first:.4f}, bound {unit_bound:g}",
+    )
     if section.echo:
         for (lr, qk), r in runs.items():
             print(f"  lr {lr:g} qk {qk}: {r['cpu']:.1f} s CPU, {r['wall']:.1f} s wall")
@@ -157,9 +212,15 @@ def draw(section, results):
     runs; with it the three runs (dashed) and the bound each one's learned
     gains set (dotted), on an axis of their own, as they sit close together."""
     largest, bounds = results["largest"], results["bounds"]
-    fig = new_figure(8.4, 4.0, margins=(0.62, 0.5, 1.52, 0.3), grid=(1, 2), wspace=2.05,
-                     suptitle="Without QK-norm the largest logit grows with the learning rate;\n"
-                              "with it, it stays under the bound its learned gains set")
+    fig = new_figure(
+        8.4,
+        4.0,
+        margins=(0.62, 0.5, 1.52, 0.3),
+        grid=(1, 2),
+        wspace=2.05,
+        suptitle="Without QK-norm the largest logit grows with the learning rate;\n"
+        "with it, it stays under the bound its learned gains set",
+    )
     plain_ax, qk_ax = fig.subplots(1, 2)
     colours = {RATES[0]: PALETTE["green"], RATES[1]: PALETTE["orange"], RATES[2]: PALETTE["red"]}
     rate_texts = section.texts("rates")
@@ -171,8 +232,7 @@ def draw(section, results):
             curve = largest[(lr, qk)]
             values.extend(curve)
             ax.plot(steps, curve, color=colours[lr], linestyle="--" if qk else "-", linewidth=1.4)
-            ends.append((curve[-1], f"lr {rate_texts[i]}: max {section.text('largest_' + tag, i)}",
-                         colours[lr]))
+            ends.append((curve[-1], f"lr {rate_texts[i]}: max {section.text('largest_' + tag, i)}", colours[lr]))
             if qk:
                 values.extend(bounds[lr])
                 ax.plot(steps, bounds[lr], color=colours[lr], linestyle=":", linewidth=1.2)

@@ -59,8 +59,9 @@ def time_norms(section, shape, passes: int, repetitions: int) -> dict[str, list[
     """CPU seconds per pass (forward + backward of LAYERS layers), per repetition."""
     torch = import_torch()
     x0 = torch.randn(*shape, generator=section.torch_generator(INPUT_SEED))
-    stacks = {name: torch.nn.Sequential(*[make(shape[-1]) for _ in range(LAYERS)])
-              for name, make in variants(torch).items()}
+    stacks = {
+        name: torch.nn.Sequential(*[make(shape[-1]) for _ in range(LAYERS)]) for name, make in variants(torch).items()
+    }
     inputs = {name: x0.clone().requires_grad_(True) for name in stacks}
 
     def one_pass(name):
@@ -75,8 +76,10 @@ def time_norms(section, shape, passes: int, repetitions: int) -> dict[str, list[
             for _ in range(passes):
                 one_pass(name)
             times[name].append((time.process_time() - start) / passes)
-        section.progress(f"repetition {repetition + 1}/{repetitions}: "
-                         + ", ".join(f"{n} {t[-1] * 1e3:.1f} ms" for n, t in times.items()))
+        section.progress(
+            f"repetition {repetition + 1}/{repetitions}: "
+            + ", ".join(f"{n} {t[-1] * 1e3:.1f} ms" for n, t in times.items())
+        )
     return times
 
 
@@ -87,10 +90,18 @@ def compute(section):
     # The four layers compute the same function as their torch twins.
     x = torch.randn(4, 7, 512, generator=section.torch_generator(INPUT_SEED + 1))
     made = {name: make(512) for name, make in variants(torch).items()}
-    section.agree("hand-written and torch layer norm outputs", made["hand_layer"](x).detach(),
-                  made["torch_layer"](x).detach(), atol=1e-5)
-    section.agree("hand-written and torch RMS norm outputs", made["hand_rms"](x).detach(),
-                  made["torch_rms"](x).detach(), atol=1e-5)
+    section.agree(
+        "hand-written and torch layer norm outputs",
+        made["hand_layer"](x).detach(),
+        made["torch_layer"](x).detach(),
+        atol=1e-5,
+    )
+    section.agree(
+        "hand-written and torch RMS norm outputs",
+        made["hand_rms"](x).detach(),
+        made["torch_rms"](x).detach(),
+        atol=1e-5,
+    )
 
     kept = {name: section.kept_measurements.get(f"ms_{name}") for name in variants(torch)}
     if all(kept.values()):
@@ -124,14 +135,18 @@ def compute(section):
 
     q("torch_layer_speedup_bound", TORCH_LN_SPEEDUP, ".1f", unit="times as fast")
     q("hand_rms_speedup_bound", HAND_RMS_SPEEDUP, ".1f", unit="times as fast")
-    section.claim_bound("hand-written layer norm time / nn.LayerNorm time", torch_ln_speedup, ">=",
-                        TORCH_LN_SPEEDUP, fmt=".1f")
-    section.claim_bound("hand-written layer norm time / hand-written RMS norm time", hand_rms_speedup, ">=",
-                        HAND_RMS_SPEEDUP, fmt=".1f")
-    section.claim("nn.RMSNorm is not faster than nn.LayerNorm in this torch build on this machine",
-                  rms_vs_layer_torch >= 1.0, f"ratio {rms_vs_layer_torch:.2f}",
-                  backs=("not faster than nn.LayerNorm",
-                         "On this page's CPU, PyTorch's fused"))
+    section.claim_bound(
+        "hand-written layer norm time / nn.LayerNorm time", torch_ln_speedup, ">=", TORCH_LN_SPEEDUP, fmt=".1f"
+    )
+    section.claim_bound(
+        "hand-written layer norm time / hand-written RMS norm time", hand_rms_speedup, ">=", HAND_RMS_SPEEDUP, fmt=".1f"
+    )
+    section.claim(
+        "nn.RMSNorm is not faster than nn.LayerNorm in this torch build on this machine",
+        rms_vs_layer_torch >= 1.0,
+        f"ratio {rms_vs_layer_torch:.2f}",
+        backs=("not faster than nn.LayerNorm", "On this page's CPU, PyTorch's fused"),
+    )
     return {"median": median, "times": times}
 
 

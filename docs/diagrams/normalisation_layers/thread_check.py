@@ -63,7 +63,14 @@ import numpy as np  # noqa: E402
 
 from pagekit import numeric_env  # noqa: E402
 from normalisation_layers import (  # noqa: E402
-    PAGE, batch_norm_learning_rate, covariate_shift, loss_smoothness, mlp, norm_placement, qk_norm)
+    PAGE,
+    batch_norm_learning_rate,
+    covariate_shift,
+    loss_smoothness,
+    mlp,
+    norm_placement,
+    qk_norm,
+)
 from normalisation_layers.language_data import load_corpus  # noqa: E402
 from pagekit.inputs import code_content  # noqa: E402
 from pagekit.run_sections import FIGURES_DIR, SectionScript, current_hash  # noqa: E402
@@ -78,8 +85,12 @@ SEED_OFFSET = 0  # the page's own runs
 NOT_RESULTS = ("cpu", "wall", "eval_steps")  # what a run returns besides its results: times, bookkeeping
 WEIGHTS = "final weights and buffers"
 # Where the sections build their models (the name each module calls).
-BUILDERS = ((norm_placement, "build_language_model"), (qk_norm, "build_language_model"),
-            (covariate_shift, "build"), (mlp, "build"))
+BUILDERS = (
+    (norm_placement, "build_language_model"),
+    (qk_norm, "build_language_model"),
+    (covariate_shift, "build"),
+    (mlp, "build"),
+)
 
 
 def section_7_run(key: str, steps: int | None) -> dict:
@@ -99,23 +110,48 @@ def runs(steps: int | None) -> list[tuple[str, object, tuple[str, ...]]]:
     s5_steps = steps or loss_smoothness.STEPS
     s7_rate, s9_rate = norm_placement.HIGH_RATE, max(qk_norm.RATES)
     s9_steps = steps or qk_norm.FULL["steps"]
-    section_7_and_8 = {"post_no_warmup": "section 7: post-norm without warmup",
-                       "pre_no_warmup": "section 7: pre-norm without warmup",
-                       "rms_pre_no_warmup": "section 8: RMS norm, pre-norm without warmup"}
+    section_7_and_8 = {
+        "post_no_warmup": "section 7: post-norm without warmup",
+        "pre_no_warmup": "section 7: pre-norm without warmup",
+        "rms_pre_no_warmup": "section 8: RMS norm, pre-norm without warmup",
+    }
     return [
-        *((f"section 3: {network} network at lr {s3_rate:g}",
-           lambda network=network: mlp.run(network, s3_rate, s3_steps, SEED_OFFSET), ())
-          for network in mlp.NETWORKS),
-        *((f"section 4: {network} network at lr {s4_rate:g}",
-           lambda network=network: covariate_shift.run(network, s4_rate, s4_steps, SEED_OFFSET),
-           SECTION_4_MAY_DIFFER) for network in covariate_shift.NOISY),
-        *((f"section 5: {network} network, probed",
-           lambda network=network: loss_smoothness.probed_run(network, s5_steps, SEED_OFFSET), ())
-          for network in loss_smoothness.NETWORKS),
-        *((f"{label} at lr {s7_rate:g}", lambda key=key: section_7_run(key, steps), ())
-          for key, label in section_7_and_8.items()),
-        *((f"section 9: lr {s9_rate:g} {'with' if qk else 'without'} QK-norm",
-           lambda qk=qk: qk_norm.train_run(s9_rate, qk, s9_steps, SEED_OFFSET), ()) for qk in (False, True)),
+        *(
+            (
+                f"section 3: {network} network at lr {s3_rate:g}",
+                lambda network=network: mlp.run(network, s3_rate, s3_steps, SEED_OFFSET),
+                (),
+            )
+            for network in mlp.NETWORKS
+        ),
+        *(
+            (
+                f"section 4: {network} network at lr {s4_rate:g}",
+                lambda network=network: covariate_shift.run(network, s4_rate, s4_steps, SEED_OFFSET),
+                SECTION_4_MAY_DIFFER,
+            )
+            for network in covariate_shift.NOISY
+        ),
+        *(
+            (
+                f"section 5: {network} network, probed",
+                lambda network=network: loss_smoothness.probed_run(network, s5_steps, SEED_OFFSET),
+                (),
+            )
+            for network in loss_smoothness.NETWORKS
+        ),
+        *(
+            (f"{label} at lr {s7_rate:g}", lambda key=key: section_7_run(key, steps), ())
+            for key, label in section_7_and_8.items()
+        ),
+        *(
+            (
+                f"section 9: lr {s9_rate:g} {'with' if qk else 'without'} QK-norm",
+                lambda qk=qk: qk_norm.train_run(s9_rate, qk, s9_steps, SEED_OFFSET),
+                (),
+            )
+            for qk in (False, True)
+        ),
     ]
 
 
@@ -133,6 +169,7 @@ def keeping_built_models(kept: list):
             model = build(*args, **kwargs)
             kept.append((model, torch.get_num_threads()))
             return model
+
         return build_and_keep
 
     for module, name, build in originals:
@@ -161,15 +198,14 @@ def result_difference(name: str, one: dict, two: dict) -> str | None:
         return None
     a_flat, b_flat = a.reshape(-1), b.reshape(-1)
     # NaN == NaN compares unequal, but the bytes of equal NaNs are equal
-    index = next(i for i in range(a_flat.size) if a_flat[i:i + 1].tobytes() != b_flat[i:i + 1].tobytes())
+    index = next(i for i in range(a_flat.size) if a_flat[i : i + 1].tobytes() != b_flat[i : i + 1].tobytes())
     return f"{name}: value {index} is {a_flat[index].item()!r} on one thread, {b_flat[index].item()!r} on two"
 
 
 def differences(one: dict, two: dict) -> dict[str, str]:
     """{result: where it first differs} for every result that is not the
     same bits in the two runs."""
-    found = {name: result_difference(name, one, two) for name in dict.fromkeys([*one, *two])
-             if name not in NOT_RESULTS}
+    found = {name: result_difference(name, one, two) for name in dict.fromkeys([*one, *two]) if name not in NOT_RESULTS}
     return {name: where for name, where in found.items() if where}
 
 
@@ -211,20 +247,32 @@ def check(steps: int | None = None) -> list[dict]:
             differ = differences(*results)
             unexpected = {result: where for result, where in differ.items() if result not in may_differ}
             weights = np.size(results[0].get(WEIGHTS, ()))
-            verdicts.append({"run": name, "weights": weights, "values": result_size(results[0]) - weights,
-                             "threads": list(had), "same_bits": not differ, "may_differ": list(may_differ),
-                             "differing": list(differ), "as_expected": not unexpected,
-                             "difference": "; ".join(differ.values()) or None})
+            verdicts.append(
+                {
+                    "run": name,
+                    "weights": weights,
+                    "values": result_size(results[0]) - weights,
+                    "threads": list(had),
+                    "same_bits": not differ,
+                    "may_differ": list(may_differ),
+                    "differing": list(differ),
+                    "as_expected": not unexpected,
+                    "difference": "; ".join(differ.values()) or None,
+                }
+            )
             if unexpected:
                 verdict = f"DIFFERENT ({'; '.join(unexpected.values())})"
             elif differ:
                 verdict = f"same bits except {', '.join(differ)}, as allowed ({'; '.join(differ.values())})"
             else:
                 verdict = "same bits"
-            print(f"{name}: {weights:,} weights and buffers and {result_size(results[0]) - weights:,} "
-                  f"other values, {verdict} "
-                  f"({' and '.join(f'{s:.1f}' for s in seconds)} s wall on "
-                  f"{' and '.join(map(str, THREAD_COUNTS))} threads)", flush=True)
+            print(
+                f"{name}: {weights:,} weights and buffers and {result_size(results[0]) - weights:,} "
+                f"other values, {verdict} "
+                f"({' and '.join(f'{s:.1f}' for s in seconds)} s wall on "
+                f"{' and '.join(map(str, THREAD_COUNTS))} threads)",
+                flush=True,
+            )
     finally:
         mlp._REPORT = report
         torch.set_num_threads(THREAD_COUNTS[0])
@@ -235,8 +283,9 @@ def inputs() -> dict[str, str | None]:
     """What the record is current for: the checked sections' inputs hashes
     (their code, the modules they import, the locked packages, the numeric
     pin) and this script's."""
-    hashes = {name: current_hash(SectionScript(__package__ or "normalisation_layers", name))
-              for name in CHECKED_SECTIONS}
+    hashes = {
+        name: current_hash(SectionScript(__package__ or "normalisation_layers", name)) for name in CHECKED_SECTIONS
+    }
     hashes["thread_check"] = hashlib.sha256(code_content(Path(__file__))).hexdigest()  # its code, not its comments
     return hashes
 
@@ -244,7 +293,7 @@ def inputs() -> dict[str, str | None]:
 def write_record(verdicts: list[dict]) -> None:
     record = {
         "about": "written by `make thread-check` (docs/diagrams/normalisation_layers/thread_check.py): "
-                 "each run in full on one torch thread and on two, compared bit for bit",
+        "each run in full on one torch thread and on two, compared bit for bit",
         "inputs": inputs(),
         "environment": {**numeric_env.record(), "cpu": numeric_env.cpu_model()},
         "threads": list(THREAD_COUNTS),
@@ -264,10 +313,15 @@ def main() -> int:
     # Only the pinned environment's full runs are the page's runs.
     pinned = numeric_env.can_honour_pin() and numeric_env.variant_name() == numeric_env.PINNED
     if not pinned:
-        why = (numeric_env.machine_name() if not numeric_env.can_honour_pin()
-               else f"the numeric variant {numeric_env.variant_name()}")
-        print(f"note: not the pinned numeric environment ({why}): the check runs, "
-              "and its record is not written", file=sys.stderr)
+        why = (
+            numeric_env.machine_name()
+            if not numeric_env.can_honour_pin()
+            else f"the numeric variant {numeric_env.variant_name()}"
+        )
+        print(
+            f"note: not the pinned numeric environment ({why}): the check runs, and its record is not written",
+            file=sys.stderr,
+        )
     verdicts = check(args.steps)
     if args.steps is None and pinned:
         write_record(verdicts)
@@ -275,8 +329,11 @@ def main() -> int:
     if all(v["as_expected"] for v in verdicts):
         print("two torch threads gave the same bits as one in every run, apart from the results allowed to differ")
         return 0
-    print("two torch threads changed a run where it was not allowed to: THREAD_EXACT_SECTIONS must not list "
-          "its section (or its allowed differences are wrong)", file=sys.stderr)
+    print(
+        "two torch threads changed a run where it was not allowed to: THREAD_EXACT_SECTIONS must not list "
+        "its section (or its allowed differences are wrong)",
+        file=sys.stderr,
+    )
     return 1
 
 

@@ -155,8 +155,17 @@ class LanguageModel(nn.Module):
     ``record_logits`` off: the attention layers record nothing (a run that
     never reads the records saves the pass over every logit)."""
 
-    def __init__(self, vocab: int, dim: int = 64, layers: int = 12, heads: int = 4,
-                 norm=LayerNorm, place: str = PRE, qk_norm: bool = False, record_logits: bool = True):
+    def __init__(
+        self,
+        vocab: int,
+        dim: int = 64,
+        layers: int = 12,
+        heads: int = 4,
+        norm=LayerNorm,
+        place: str = PRE,
+        qk_norm: bool = False,
+        record_logits: bool = True,
+    ):
         super().__init__()
         self.embed = nn.Embedding(vocab, dim)
         self.blocks = nn.ModuleList(Block(dim, heads, norm, place, qk_norm, record_logits) for _ in range(layers))

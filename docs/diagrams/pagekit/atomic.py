@@ -19,7 +19,11 @@ def atomic_write(path: Path, mode: str = "w"):
     (0666 less the umask), not the temp file's private 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = tempfile.NamedTemporaryFile(
-        mode, dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False,
+        mode,
+        dir=path.parent,
+        prefix=f".{path.name}.",
+        suffix=".tmp",
+        delete=False,
         **({} if "b" in mode else {"encoding": "utf-8"}),
     )
     try:

@@ -49,10 +49,12 @@ from pagekit.run_sections import DIAGRAMS_DIR, REPO_ROOT, all_sections
 from pagekit import numeric_env
 from pagekit.registry import page_config, page_packages
 
+
 @dataclass(frozen=True)
 class Budget:
     """At most ``wall`` seconds of wall time and ``cpu`` CPU seconds (either
     may be None: not bounded), on the project's 2-core machines."""
+
     wall: float | None
     cpu: float | None
     says: str  # what the budget is, as the bench prints it
@@ -127,9 +129,15 @@ class Bench:
         self.results: list[Result] = []
         self.env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
 
-    def measure(self, what: str, command: list[str], budget: Budget | None = None,
-                ok_codes: tuple[int, ...] = (0,), expect: str | None = None,
-                announce: bool = False) -> Result:
+    def measure(
+        self,
+        what: str,
+        command: list[str],
+        budget: Budget | None = None,
+        ok_codes: tuple[int, ...] = (0,),
+        expect: str | None = None,
+        announce: bool = False,
+    ) -> Result:
         """Run ``command`` --repeats times, print one line with the median."""
         if announce:  # a long one: say it has started
             print(f"  ({what.strip()}: up to {self.repeats} run(s), each a while)", flush=True)
@@ -153,8 +161,7 @@ class Bench:
             if expect is not None and expect not in done.stdout:
                 note = f"did not print {expect!r}: something was stale, so this is not the no-op time"
         if result is None:  # no failure
-            result = Result(what, statistics.median(runs), runs, budget, note,
-                            cpu_seconds=statistics.median(cpus))
+            result = Result(what, statistics.median(runs), runs, budget, note, cpu_seconds=statistics.median(cpus))
         self.report(result)
         return result
 
@@ -216,10 +223,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="runs per measurement; the median is shown (default 3)")
     parser.add_argument("--no-tests", action="store_true", help="do not time `make test` (about 1.5 min)")
-    parser.add_argument("--loop-section", metavar="NAME",
-                        help="the section the author's loop reruns (default: each page's first section)")
-    parser.add_argument("--cold-only", action="store_true",
-                        help="only the pages' cold regenerations (and their hands-on records)")
+    parser.add_argument(
+        "--loop-section",
+        metavar="NAME",
+        help="the section the author's loop reruns (default: each page's first section)",
+    )
+    parser.add_argument(
+        "--cold-only", action="store_true", help="only the pages' cold regenerations (and their hands-on records)"
+    )
     parser.add_argument("--page", metavar="SLUG", help="only this page")
     args = parser.parse_args(argv)
     if args.repeats < 1:
@@ -242,8 +253,11 @@ def main(argv: list[str] | None = None) -> int:
         load = f", load {os.getloadavg()[0]:.1f}"
     except OSError:
         load = ""
-    print(f"bench on {numeric_env.cpu_model()} ({os.cpu_count()} cores{load}); "
-          f"{len(packages)} page(s); median of {args.repeats} run(s) each", flush=True)
+    print(
+        f"bench on {numeric_env.cpu_model()} ({os.cpu_count()} cores{load}); "
+        f"{len(packages)} page(s); median of {args.repeats} run(s) each",
+        flush=True,
+    )
     started = time.perf_counter()
     bench = Bench(args.repeats)
 
@@ -252,21 +266,28 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{slug}: each section alone (python <script> --quiet --out-dir <temp dir>)", flush=True)
         with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
             for script in all_sections([package]):
-                bench.measure(f"  {script.package}/{script.name}.py alone",
-                              [python, str(script.path), "--quiet", "--out-dir", str(Path(scratch) / script.name)])
+                bench.measure(
+                    f"  {script.package}/{script.name}.py alone",
+                    [python, str(script.path), "--quiet", "--out-dir", str(Path(scratch) / script.name)],
+                )
 
     print("pages from cold (every section rerun)", flush=True)
     for package in packages:
         slug = page_config(package).PAGE
-        result = bench.measure(f"  make -B figures PAGE={slug}", ["make", "-s", "-B", "figures", f"PAGE={slug}"],
-                               budget=PAGE_COLD_BUDGETS.get(slug), announce=True)
+        result = bench.measure(
+            f"  make -B figures PAGE={slug}",
+            ["make", "-s", "-B", "figures", f"PAGE={slug}"],
+            budget=PAGE_COLD_BUDGETS.get(slug),
+            announce=True,
+        )
         record_hands_on(slug, f"make -B figures PAGE={slug}", result)
     if args.cold_only:
         return finish(bench, started, args)
 
     print("the author's loop (rerun one section, then check the page)", flush=True)
-    bench.measure("  make figures, nothing changed", ["make", "-s", "figures"],
-                  budget=NOTHING_CHANGED_BUDGET, expect="up to date")
+    bench.measure(
+        "  make figures, nothing changed", ["make", "-s", "figures"], budget=NOTHING_CHANGED_BUDGET, expect="up to date"
+    )
     for package in packages:
         slug = page_config(package).PAGE
         names = sections[package]
@@ -275,10 +296,11 @@ def main(argv: list[str] | None = None) -> int:
         section = args.loop_section or first_section(package, names)
         # A failed section fails the measurement (exit 10); the check's
         # mismatches (exit 1) are timed like a clean check.
-        loop = (f"{python} {DIAGRAMS_DIR / 'run_sections.py'} --page {slug} {section} || exit 10; "
-                f"{python} {DIAGRAMS_DIR / 'check_page.py'} {slug}")
-        bench.measure(f"  rerun {section}, then check {slug}", ["sh", "-c", loop],
-                      ok_codes=(0, 1))
+        loop = (
+            f"{python} {DIAGRAMS_DIR / 'run_sections.py'} --page {slug} {section} || exit 10; "
+            f"{python} {DIAGRAMS_DIR / 'check_page.py'} {slug}"
+        )
+        bench.measure(f"  rerun {section}, then check {slug}", ["sh", "-c", loop], ok_codes=(0, 1))
     bench.measure("  make check", ["make", "-s", "check"], budget=CHECK_BUDGET, ok_codes=(0, 1))
     if not args.no_tests:
         bench.measure("  make test", ["make", "-s", "test"], budget=TEST_BUDGET, announce=True)
@@ -293,8 +315,10 @@ def finish(bench: Bench, started: float, args: argparse.Namespace) -> int:
     missed = [r for r in budgeted if r.verdict == "MISSED"]
     failed = [r for r in results if r.verdict == "FAILED"]
     met = [r for r in budgeted if r.verdict == "met"]
-    summary = (f"bench: {len(results)} measurement(s) in {time.perf_counter() - started:.0f} s; "
-               f"budgets met {len(met)} of {len(budgeted)}")
+    summary = (
+        f"bench: {len(results)} measurement(s) in {time.perf_counter() - started:.0f} s; "
+        f"budgets met {len(met)} of {len(budgeted)}"
+    )
     if missed:
         summary += "; MISSED: " + ", ".join(f"{r.what.strip()} {' and '.join(r.missed)}" for r in missed)
     if failed:

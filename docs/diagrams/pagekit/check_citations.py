@@ -153,12 +153,14 @@ def opted_in_pages(bibliography: Path = BIBLIOGRAPHY) -> list[Path]:
     tokens = parser().parse(bibliography.read_text(encoding="utf-8"))
     for token in tokens:
         if token.type == "inline" and token.content.startswith(f"**{PAGES_CHECKED}**"):
-            pages = [(bibliography.parent / child.attrGet("href")).resolve()
-                     for child in token.children if child.type == "link_open"]
+            pages = [
+                (bibliography.parent / child.attrGet("href")).resolve()
+                for child in token.children
+                if child.type == "link_open"
+            ]
             for page in pages:
                 if not page.is_file():
-                    raise FileNotFoundError(f"{rel_path(bibliography)}: listed page {rel_path(page)} "
-                                            "does not exist")
+                    raise FileNotFoundError(f"{rel_path(bibliography)}: listed page {rel_path(page)} does not exist")
             return pages
     raise ValueError(f"{rel_path(bibliography)}: no paragraph starting **{PAGES_CHECKED}**")
 
@@ -175,17 +177,19 @@ def check(pages: list[Path], bibliography: Path = BIBLIOGRAPHY) -> list[str]:
             slug = citation.target.rsplit("#", 1)[1]
             entry = entries.get(slug)
             if entry is None:
-                findings.append(f"{where}: citation {citation.text!r} links to #{slug}, "
-                                f"which is no entry of {rel_path(bibliography)}")
+                findings.append(
+                    f"{where}: citation {citation.text!r} links to #{slug}, "
+                    f"which is no entry of {rel_path(bibliography)}"
+                )
                 continue
             text = re.sub(r" \(((?:19|20)\d\d)\)$", r", \1", " ".join(citation.text.split()))
             if text != entry.name:
-                findings.append(f"{where}: citation text {citation.text!r} is not the entry's "
-                                f"name {entry.name!r}")
+                findings.append(f"{where}: citation text {citation.text!r} is not the entry's name {entry.name!r}")
             cited.add(slug)
         for line, mention in mentions:
-            findings.append(f"{rel_path(page)}:{line}: {mention!r} reads as a citation but links "
-                            "to no bibliography entry")
+            findings.append(
+                f"{rel_path(page)}:{line}: {mention!r} reads as a citation but links to no bibliography entry"
+            )
     for entry in entries.values():
         where = f"{rel_path(bibliography)}:{entry.line}"
         if entry.slug not in cited:
@@ -195,11 +199,14 @@ def check(pages: list[Path], bibliography: Path = BIBLIOGRAPHY) -> list[str]:
         if entry.statements == 0:
             findings.append(f"{where}: entry {entry.name!r} says of nothing what it is cited for")
         if not entry.passages:
-            findings.append(f"{where}: entry {entry.name!r} has no supporting passage with its "
-                            "source (a last line '— abstract, <url>' or '— text, ..., <url>')")
+            findings.append(
+                f"{where}: entry {entry.name!r} has no supporting passage with its "
+                "source (a last line '— abstract, <url>' or '— text, ..., <url>')"
+            )
         if entry.unsourced:
-            findings.append(f"{where}: entry {entry.name!r} has {entry.unsourced} passage(s) "
-                            "that do not say where they were found")
+            findings.append(
+                f"{where}: entry {entry.name!r} has {entry.unsourced} passage(s) that do not say where they were found"
+            )
     return findings
 
 

@@ -54,6 +54,7 @@ from pagekit.registry import PageNameError, package_for_page, page_config, page_
 
 from pagekit.paths import REPO_ROOT
 from pagekit.paths import golden_dir as golden_path
+
 UNICODE_MINUS = "\u2212"
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -84,11 +85,43 @@ HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s+\d+\.\s")
 SVG_COMMENT = re.compile(r"<!--(.*?)-->", re.S)
 # Directives whose body is prose; in a backtick fence MyST would still render
 # them, but the checker (rightly) reads backtick fences as code.
-PROSE_DIRECTIVES = {"figure", "table", "dropdown", "note", "tip", "warning", "important", "admonition", "seealso",
-                    "tab-set", "tab-item", "card", "grid", "grid-item-card", "margin", "sidebar", "topic",
-                    "epigraph", "caution", "attention", "hint", "danger", "error"}
-CODE_DIRECTIVES = {"literalinclude", "code-block", "code", "code-cell", "math", "raw", "include", "eval-rst",
-                   "toctree", "list-table"}
+PROSE_DIRECTIVES = {
+    "figure",
+    "table",
+    "dropdown",
+    "note",
+    "tip",
+    "warning",
+    "important",
+    "admonition",
+    "seealso",
+    "tab-set",
+    "tab-item",
+    "card",
+    "grid",
+    "grid-item-card",
+    "margin",
+    "sidebar",
+    "topic",
+    "epigraph",
+    "caution",
+    "attention",
+    "hint",
+    "danger",
+    "error",
+}
+CODE_DIRECTIVES = {
+    "literalinclude",
+    "code-block",
+    "code",
+    "code-cell",
+    "math",
+    "raw",
+    "include",
+    "eval-rst",
+    "toctree",
+    "list-table",
+}
 
 
 class PageError(Exception):
@@ -113,7 +146,7 @@ def as_float(text: str) -> float | None:
             return float(mantissa) * 10.0 ** int(power[2:].translate(_FROM_SUP))
         if any(c in SUP + "⁻⁺" for c in t):
             base = t.rstrip(SUP + "⁻⁺")
-            return float(base) ** int(t[len(base):].translate(_FROM_SUP))
+            return float(base) ** int(t[len(base) :].translate(_FROM_SUP))
         if "^" in t:
             base, power = t.split("^")
             return float(base) ** float(power)
@@ -139,8 +172,10 @@ def style_problem(token: str, seed_like: bool = False) -> str | None:
         return f"write scientific numbers as {mantissa} \u00d7 10{power.translate(_SUP_DIGITS)}"
     digits = re.fullmatch(r"[-+\u2212]?(\d+)(?:\.\d+)?%?", token)
     if digits and len(digits.group(1)) >= 4 and not seed_like:
-        return f"write thousands separators: {int(digits.group(1)):,}" + token[len(digits.group(1)) + (
-            1 if token[0] in "-+\u2212" else 0):]
+        return (
+            f"write thousands separators: {int(digits.group(1)):,}"
+            + token[len(digits.group(1)) + (1 if token[0] in "-+\u2212" else 0) :]
+        )
     return None
 
 
@@ -184,22 +219,23 @@ def load_json(path: Path, what: str, hint: str):
 
 def validate_record(record, path: Path, hint: str) -> dict:
     """A numbers or golden record of the right shape, or one clear error."""
+
     def bad(why: str):
         return PageError(f"{rel(path)}: {why}: {hint}")
 
     if not isinstance(record, dict) or not isinstance(record.get("quotes"), dict):
-        raise bad("not a numbers record (an object with a \"quotes\" object)")
+        raise bad('not a numbers record (an object with a "quotes" object)')
     for name, q in record["quotes"].items():
         if not isinstance(q, dict) or "text" not in q or "value" not in q:
-            raise bad(f"quote {name!r} has no \"value\" and \"text\"")
+            raise bad(f'quote {name!r} has no "value" and "text"')
         text, value = q["text"], q["value"]
         if isinstance(text, list):
             if not all(isinstance(t, str) for t in text) or not isinstance(value, list) or len(value) != len(text):
                 raise bad(f"quote {name!r}: a vector needs as many text strings as values")
         elif not isinstance(text, str):
-            raise bad(f"quote {name!r}: \"text\" must be a string, got {type(text).__name__}")
+            raise bad(f'quote {name!r}: "text" must be a string, got {type(text).__name__}')
     if not isinstance(record.get("figures", []), (list, dict)) or not isinstance(record.get("claims", []), list):
-        raise bad("\"figures\" must be a list (or, in the golden record, an object) and \"claims\" a list")
+        raise bad('"figures" must be a list (or, in the golden record, an object) and "claims" a list')
     return record
 
 
@@ -234,6 +270,7 @@ class Passage:
     """One block of prose as written (paragraph, list item, table cell,
     caption or alt text), for the wording check: its first line and, for a
     caption or alt text, the SVG of its figure."""
+
     section: int
     line: int  # 1-based line of its first character
     text: str  # the Markdown source of the inline text
@@ -253,9 +290,12 @@ class ParsedPage:
 
 
 def markdown_parser() -> MarkdownIt:
-    return (MarkdownIt("commonmark").enable("table")
-            .use(dollarmath_plugin, allow_space=True, double_inline=True)
-            .use(colon_fence_plugin))
+    return (
+        MarkdownIt("commonmark")
+        .enable("table")
+        .use(dollarmath_plugin, allow_space=True, double_inline=True)
+        .use(colon_fence_plugin)
+    )
 
 
 def read_page(path: Path) -> str:
@@ -272,8 +312,9 @@ def read_page(path: Path) -> str:
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-        raise PageError(f"{rel(path)}:{line}: byte {column} of the line is not UTF-8 ({error.reason}); "
-                        "save the page as UTF-8") from None
+        raise PageError(
+            f"{rel(path)}:{line}: byte {column} of the line is not UTF-8 ({error.reason}); save the page as UTF-8"
+        ) from None
 
 
 def parse_page(path: Path, structural: tuple[str, ...] = ()) -> ParsedPage:
@@ -293,19 +334,25 @@ def walk_tokens(tokens, lines: list[str], line_offset: int, page: ParsedPage, pa
     for token in tokens:
         first_line = (token.map[0] + 1 + line_offset) if token.map else None
         if token.type == "code_block":
-            raise PageError(f"{rel(path)}:{first_line}: an indented code block (four spaces): its numbers "
-                            "would go unchecked; unindent it, or fence real code with ```")
+            raise PageError(
+                f"{rel(path)}:{first_line}: an indented code block (four spaces): its numbers "
+                "would go unchecked; unindent it, or fence real code with ```"
+            )
         if token.type == "fence":
             if not fence_is_closed(token, lines, line_offset):
                 raise PageError(f"{rel(path)}:{first_line}: code fence {token.markup!r} opened here is never closed")
             swallowed = [i for i, l in enumerate(token.content.splitlines()) if HEADING_LINE.match(l)]
             if swallowed:
-                raise PageError(f"{rel(path)}:{first_line + 1 + swallowed[0]}: a section heading inside the code "
-                                f"fence opened at line {first_line}: is a ``` missing or stray?")
+                raise PageError(
+                    f"{rel(path)}:{first_line + 1 + swallowed[0]}: a section heading inside the code "
+                    f"fence opened at line {first_line}: is a ``` missing or stray?"
+                )
             directive = directive_name(token.info)
             if directive in PROSE_DIRECTIVES:
-                raise PageError(f"{rel(path)}:{first_line}: write {{{directive}}} with a colon fence (:::), "
-                                "so its text is read as prose and checked")
+                raise PageError(
+                    f"{rel(path)}:{first_line}: write {{{directive}}} with a colon fence (:::), "
+                    "so its text is read as prose and checked"
+                )
             page.code_blocks.append(CodeBlock(state["section"], first_line, token.info.strip(), token.content))
             continue
         if token.type == "colon_fence":
@@ -327,15 +374,19 @@ def walk_tokens(tokens, lines: list[str], line_offset: int, page: ParsedPage, pa
         if heading_level == "h2":
             match = SECTION_HEADING.match(content)
             if match is None:
-                raise PageError(f"{rel(path)}:{first_line}: a level-2 heading must be a numbered section "
-                                f"('## N. Title'), got {content!r}")
+                raise PageError(
+                    f"{rel(path)}:{first_line}: a level-2 heading must be a numbered section "
+                    f"('## N. Title'), got {content!r}"
+                )
             number = int(match.group("n"))
             if number in page.sections:
-                raise PageError(f"{rel(path)}:{first_line}: section {number} appears twice "
-                                f"(first at line {page.sections[number]})")
+                raise PageError(
+                    f"{rel(path)}:{first_line}: section {number} appears twice (first at line {page.sections[number]})"
+                )
             if page.sections and number <= max(page.sections):
-                raise PageError(f"{rel(path)}:{first_line}: section {number} is out of order "
-                                f"(after section {max(page.sections)})")
+                raise PageError(
+                    f"{rel(path)}:{first_line}: section {number} is out of order (after section {max(page.sections)})"
+                )
             page.sections[number] = first_line
             state["section"] = number
             skip_prefix = len(match.group("n"))  # the heading's own number is structure
@@ -373,8 +424,15 @@ def walk_directive(token, lines, line_offset, page: ParsedPage, patterns, state)
         skip = i + 1
         if option.group(1) == "alt":
             page.text.setdefault(state["section"], []).append(option.group(2))
-            page.passages.append(Passage(state["section"], start + 2 + i, option.group(2), "alt",
-                                         figure_of(token.info) if name == "figure" else ""))
+            page.passages.append(
+                Passage(
+                    state["section"],
+                    start + 2 + i,
+                    option.group(2),
+                    "alt",
+                    figure_of(token.info) if name == "figure" else "",
+                )
+            )
             collect_text(option.group(2), state["section"], start + 2 + i, [], patterns, page, state)
     body = "\n".join(body_lines[skip:])
     outer_figure = state["figure"]
@@ -399,8 +457,9 @@ def add_passages(token, content: str, line: int, page: ParsedPage, state) -> Non
             alt = "".join(c.content for c in child.children or [] if c.type == "text")
             src = Path(child.attrGet("src") or "").name
             at = content.find(alt) if alt else -1
-            page.passages.append(Passage(state["section"], line + (content.count("\n", 0, at) if at > 0 else 0),
-                                         alt, "alt", src))
+            page.passages.append(
+                Passage(state["section"], line + (content.count("\n", 0, at) if at > 0 else 0), alt, "alt", src)
+            )
 
 
 def fence_is_closed(token, lines: list[str], line_offset: int) -> bool:
@@ -418,7 +477,7 @@ def collect_inline(token, lines, line_offset, skip_prefix, patterns, page: Parse
     located in the source, so a code span or link spanning lines cannot
     shift the line numbers of what follows."""
     start = token.map[0] + line_offset
-    source = "\n".join(lines[start:token.map[1] + line_offset])
+    source = "\n".join(lines[start : token.map[1] + line_offset])
     cursor = 0
     line = start + 1
     first = True
@@ -452,10 +511,19 @@ def collect_text(text, section, line, skip_prefix, patterns, page: ParsedPage, s
         if skip_prefix and skip_prefix[0] and match.start() == 0:
             continue
         raw = match.group()
-        structural = any(m.start("n") <= match.start() and match.end() <= m.end("n")
-                         for p in patterns for m in p.finditer(text))
-        add_number(page, state, section, line, raw, structural, in_math=False,
-                   seed_like=bool(re.search(r"\w\($", text[:match.start()])))
+        structural = any(
+            m.start("n") <= match.start() and match.end() <= m.end("n") for p in patterns for m in p.finditer(text)
+        )
+        add_number(
+            page,
+            state,
+            section,
+            line,
+            raw,
+            structural,
+            in_math=False,
+            seed_like=bool(re.search(r"\w\($", text[: match.start()])),
+        )
 
 
 def collect_math(content: str, section: int, line: int, page: ParsedPage, state) -> None:
@@ -482,7 +550,7 @@ def collect_math(content: str, section: int, line: int, page: ParsedPage, state)
         token = m.group()
         # A minus right after an opening bracket, a comma, "=" or the start is
         # the number's sign ([−0.76, 0.5]); after anything else it subtracts.
-        before = content[:m.start()]
+        before = content[: m.start()]
         if before.endswith(("-", UNICODE_MINUS)) and re.search(r"(^|[(\[{,=])\s*$", before[:-1]):
             token = UNICODE_MINUS + token
         structural = token in ("0", "1", "2")
@@ -560,13 +628,17 @@ def check_page(
         raise PageError(f"{rel(page_path)}: a draft of section {only_section} must hold exactly that section")
     for number, line in page.sections.items():
         if number not in config.SECTION_SCRIPTS:
-            raise PageError(f"{rel(page_path)}:{line}: section {number} has no entry in SECTION_SCRIPTS "
-                            f"of docs/diagrams/{package}/__init__.py")
+            raise PageError(
+                f"{rel(page_path)}:{line}: section {number} has no entry in SECTION_SCRIPTS "
+                f"of docs/diagrams/{package}/__init__.py"
+            )
     expected = [only_section] if only_section is not None else sorted(config.SECTION_SCRIPTS)
     missing = [n for n in expected if n not in page.sections]
     if missing:
-        raise PageError(f"{rel(page_path)}: section(s) {', '.join(map(str, missing))} missing: the page must have "
-                        f"every section of SECTION_SCRIPTS ({', '.join(map(str, expected))}), each as '## N. Title'")
+        raise PageError(
+            f"{rel(page_path)}: section(s) {', '.join(map(str, missing))} missing: the page must have "
+            f"every section of SECTION_SCRIPTS ({', '.join(map(str, expected))}), each as '## N. Title'"
+        )
     empty = [n for n in page.sections if not "".join(page.text.get(n, [])).strip()]
     if empty:
         raise PageError(f"{rel(page_path)}:{page.sections[empty[0]]}: section {empty[0]} has no prose")
@@ -584,8 +656,9 @@ def check_page(
     for script in sorted(scripts | shared):
         path = golden_dir / f"{script}.json"
         if path.exists():
-            golden[script] = validate_record(load_json(path, f"the golden record of {script}", "run `make golden`"),
-                                             path, "run `make golden`")["quotes"]
+            golden[script] = validate_record(
+                load_json(path, f"the golden record of {script}", "run `make golden`"), path, "run `make golden`"
+            )["quotes"]
 
     if check_hashes:
         for script in sorted(scripts | shared):
@@ -601,8 +674,11 @@ def check_page(
         shared_texts += [QuoteText(script, n, t) for n, t in quote_texts({name: numbers[script][name]})]
 
     def allowed(section: int) -> list[QuoteText]:
-        own = [QuoteText(script, n, t) for script in config.SECTION_SCRIPTS.get(section, ())
-               for n, t in quote_texts(numbers[script])]
+        own = [
+            QuoteText(script, n, t)
+            for script in config.SECTION_SCRIPTS.get(section, ())
+            for n, t in quote_texts(numbers[script])
+        ]
         return own + shared_texts
 
     allowed_by_section = {n: allowed(n) for n in set(page.sections) | {0}}
@@ -617,13 +693,15 @@ def check_page(
         candidates = [c for c in allowed_by_section[number.section] if c.text == token]
         if candidates:
             used.update((c.script, c.name) for c in candidates)
-            binding.append((number.section, number.line, number.token,
-                            sorted({f"{c.script}.{c.name}" for c in candidates})))
+            binding.append(
+                (number.section, number.line, number.token, sorted({f"{c.script}.{c.name}" for c in candidates}))
+            )
             if not number.in_math:
                 problem = style_problem(number.token, number.seed_like)
                 if problem:
-                    report.findings.append(Finding(number.line, f"{number.token} in {where_of(number)}: {problem} "
-                                                   "(number style, README)"))
+                    report.findings.append(
+                        Finding(number.line, f"{number.token} in {where_of(number)}: {problem} (number style, README)")
+                    )
             continue
         finding, stale = unmatched(number, token, config, golden, numbers, allowed_by_section[number.section])
         report.findings.append(finding)
@@ -631,9 +709,15 @@ def check_page(
         binding.append((number.section, number.line, number.token, sorted({f"{s}.{n}" for s, n in stale})))
 
     report.findings += check_backed_phrases(page, config, records)
-    words, report.wording = wording.check(page, config, records, sys.modules[__name__],
-                                          robustness_path=numbers_dir.parent / "robustness.json",
-                                          allowlist_path=allowlist_path or wording.ALLOWLIST, error=PageError)
+    words, report.wording = wording.check(
+        page,
+        config,
+        records,
+        sys.modules[__name__],
+        robustness_path=numbers_dir.parent / "robustness.json",
+        allowlist_path=allowlist_path or wording.ALLOWLIST,
+        error=PageError,
+    )
     report.findings += [Finding(line, message) for line, message in words]
     if only_section is None:
         report.findings += check_binding(golden_dir / "page.json", binding, page)
@@ -649,14 +733,17 @@ def check_page(
         for name, text in quote_texts(record["quotes"]):
             if (script, name) in used or text in in_figures:
                 continue
-            if not is_number(text) and (any(text in string for string in drawn)
-                                        or any(text in section_prose(page, n) for n in sections_using)):
+            if not is_number(text) and (
+                any(text in string for string in drawn) or any(text in section_prose(page, n) for n in sections_using)
+            ):
                 continue  # a non-numeric text ("inf", a CPU's name), drawn or written as it is
-            report.findings.append(Finding(
-                None,
-                f"{script}.{name} ({text}) is used nowhere: not in the prose of section "
-                f"{', '.join(map(str, sections_using))} or its figures; quote it or stop registering it",
-            ))
+            report.findings.append(
+                Finding(
+                    None,
+                    f"{script}.{name} ({text}) is used nowhere: not in the prose of section "
+                    f"{', '.join(map(str, sections_using))} or its figures; quote it or stop registering it",
+                )
+            )
     return report
 
 
@@ -670,10 +757,17 @@ def refuse_other_runs(record: dict, path: Path) -> None:
     offset = record.get("seed_offset", 0)
     variant = record.get("variant", numeric_env.PINNED)
     if offset != 0 or variant != numeric_env.PINNED or record.get("reduced"):
-        what = (f"seed offset {offset}" if offset != 0 else
-                f"numeric variant {variant}" if variant != numeric_env.PINNED else "the reduced test configuration")
-        raise PageError(f"{rel(path)}: made at {what}, not by the page's own run; the page must not quote "
-                        "it: run `make -B figures` to remake the page's run")
+        what = (
+            f"seed offset {offset}"
+            if offset != 0
+            else f"numeric variant {variant}"
+            if variant != numeric_env.PINNED
+            else "the reduced test configuration"
+        )
+        raise PageError(
+            f"{rel(path)}: made at {what}, not by the page's own run; the page must not quote "
+            "it: run `make -B figures` to remake the page's run"
+        )
     if why := numeric_env.foreign(record):
         raise PageError(f"{rel(path)}: {why}")
 
@@ -686,8 +780,11 @@ def stale_inputs(package: str, script: str, record: dict) -> Finding | None:
     except section_inputs.InputError as error:
         return Finding(None, f"{script}: {error}")
     if record.get("inputs_hash") != current:
-        return Finding(None, f"{script}'s numbers are stale: its inputs changed since they were made, or its "
-                             "last run failed; run `make figures`")
+        return Finding(
+            None,
+            f"{script}'s numbers are stale: its inputs changed since they were made, or its "
+            "last run failed; run `make figures`",
+        )
     return None
 
 
@@ -708,9 +805,15 @@ def check_backed_phrases(page: ParsedPage, config, records: dict) -> list[Findin
             for phrase in claim.get("backs", []):
                 # A whole-word match: "float16 has" must not pass inside "bfloat16 has".
                 if not re.search(rf"(?<![\w-]){re.escape(' '.join(phrase.split()))}(?![\w-])", text):
-                    findings.append(Finding(page.sections[sections[0]], (
-                        f"section {'/'.join(map(str, sections))} no longer says {phrase!r}, which {script}'s "
-                        f"claim \"{claim['statement']}\" backs: restore the words, or change the claim")))
+                    findings.append(
+                        Finding(
+                            page.sections[sections[0]],
+                            (
+                                f"section {'/'.join(map(str, sections))} no longer says {phrase!r}, which {script}'s "
+                                f'claim "{claim["statement"]}" backs: restore the words, or change the claim'
+                            ),
+                        )
+                    )
     return findings
 
 
@@ -718,8 +821,9 @@ def check_binding(pinned_path: Path, binding: list, page: ParsedPage) -> list[Fi
     """Each prose number must still be the quote pinned at its place (the
     golden record's page.json, written by `make golden`)."""
     if not pinned_path.exists():
-        return [Finding(None, f"{rel(pinned_path)} is missing: `make golden` pins which quote each number of "
-                              "the page is")]
+        return [
+            Finding(None, f"{rel(pinned_path)} is missing: `make golden` pins which quote each number of the page is")
+        ]
     pinned = load_json(pinned_path, "the pinned prose numbers", "run `make golden`")
     if not isinstance(pinned, dict) or not isinstance(pinned.get("numbers"), list):
         raise PageError(f"{rel(pinned_path)}: not a pinned page record: run `make golden`")
@@ -746,11 +850,20 @@ def check_binding(pinned_path: Path, binding: list, page: ParsedPage) -> list[Fi
             continue
         for entry in changed:
             was = [e for e in old[a0:a1] if e[0] == entry[0]]
-            detail = (f"the pinned page has {', '.join(e[2] + ' (' + '/'.join(e[1]) + ')' for e in was)} here"
-                      if was else "it is new here")
-            findings.append(Finding(entry[3], (
-                f"{entry[2]} ({'/'.join(entry[1])}) in section {entry[0]} is not the number pinned at this "
-                f"place: {detail}; {hint}")))
+            detail = (
+                f"the pinned page has {', '.join(e[2] + ' (' + '/'.join(e[1]) + ')' for e in was)} here"
+                if was
+                else "it is new here"
+            )
+            findings.append(
+                Finding(
+                    entry[3],
+                    (
+                        f"{entry[2]} ({'/'.join(entry[1])}) in section {entry[0]} is not the number pinned at this "
+                        f"place: {detail}; {hint}"
+                    ),
+                )
+            )
     counts_old = {}
     for e in old:
         counts_old[e[0]] = counts_old.get(e[0], 0) + 1
@@ -759,9 +872,15 @@ def check_binding(pinned_path: Path, binding: list, page: ParsedPage) -> list[Fi
         counts_new[e[0]] = counts_new.get(e[0], 0) + 1
     for section, count in counts_old.items():
         if counts_new.get(section, 0) < count // 2:
-            findings.append(Finding(page.sections.get(section), (
-                f"section {section} quotes {counts_new.get(section, 0)} numbers; the pinned page has {count} "
-                "here: is part of it missing?")))
+            findings.append(
+                Finding(
+                    page.sections.get(section),
+                    (
+                        f"section {section} quotes {counts_new.get(section, 0)} numbers; the pinned page has {count} "
+                        "here: is part of it missing?"
+                    ),
+                )
+            )
     return findings
 
 
@@ -774,8 +893,9 @@ def pinned_binding(config, **paths) -> dict:
     for scripts in config.SECTION_SCRIPTS.values():
         for script in scripts:
             path = numbers_dir / f"{script}.json"
-            record = validate_record(load_json(path, f"the numbers of {script}", "run `make figures` first"),
-                                     path, "run `make figures`")
+            record = validate_record(
+                load_json(path, f"the numbers of {script}", "run `make figures` first"), path, "run `make figures`"
+            )
             texts[script] = quote_texts(record["quotes"])
     shared = []
     for entry in config.SHARED_QUOTES:
@@ -788,8 +908,10 @@ def pinned_binding(config, **paths) -> dict:
         if number.structural:
             continue
         token = normalise(number.token)
-        quotes = sorted({f"{s}.{n}" for s in config.SECTION_SCRIPTS.get(number.section, ())
-                         for n, t in texts[s] if t == token} | {f"{s}.{n}" for s, n, t in shared if t == token})
+        quotes = sorted(
+            {f"{s}.{n}" for s in config.SECTION_SCRIPTS.get(number.section, ()) for n, t in texts[s] if t == token}
+            | {f"{s}.{n}" for s, n, t in shared if t == token}
+        )
         out.append({"section": number.section, "token": number.token, "quotes": quotes})
     return {"page": config.PAGE, "numbers": out}
 
@@ -825,13 +947,15 @@ def unmatched(number: ProseNumber, token: str, config, golden, numbers, candidat
             if old == token and name in new_texts and new_texts[name] != old:
                 stale.append((script, name, new_texts[name]))
     if stale:
-        described = "; ".join(f"{s}.{n} was {number.token}, now {new.replace('-', UNICODE_MINUS)}"
-                              for s, n, new in stale)
+        described = "; ".join(
+            f"{s}.{n} was {number.token}, now {new.replace('-', UNICODE_MINUS)}" for s, n, new in stale
+        )
         news = {new for _, _, new in stale}
         fix = (number.line, number.token, number.ordinal, news.pop()) if len(news) == 1 else None
         hint = " (`make fix` applies it)" if fix else " (ambiguous: fix by hand)"
-        return Finding(number.line, f"stale number {number.token} in {where}: {described}{hint}", fix), \
-            [(s, n) for s, n, _ in stale]
+        return Finding(number.line, f"stale number {number.token} in {where}: {described}{hint}", fix), [
+            (s, n) for s, n, _ in stale
+        ]
     message = f"{number.token} in {where}{' (in maths)' if number.in_math else ''} is not a number its scripts print"
     value = as_float(token)
     scored = [
@@ -865,7 +989,7 @@ def apply_fixes(path: Path, findings: list[Finding]) -> int:
         if ordinal < len(matches):
             m = matches[ordinal]
             new_text = new.replace("-", UNICODE_MINUS)
-            lines[line - 1] = lines[line - 1][: m.start()] + new_text + lines[line - 1][m.end():]
+            lines[line - 1] = lines[line - 1][: m.start()] + new_text + lines[line - 1][m.end() :]
             fixed += 1
             finding.fix = None
     if fixed:
@@ -878,10 +1002,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("pages", nargs="*", help="pages by slug or package name (default: every page)")
     parser.add_argument("--fix", action="store_true", help="rewrite stale numbers whose new text is unambiguous")
-    parser.add_argument("--wording-counts", action="store_true",
-                        help="also print how many sentences use direction or scope words and how they are backed")
     parser.add_argument(
-        "--section-draft", nargs=2, metavar=("N", "FILE"),
+        "--wording-counts",
+        action="store_true",
+        help="also print how many sentences use direction or scope words and how they are backed",
+    )
+    parser.add_argument(
+        "--section-draft",
+        nargs=2,
+        metavar=("N", "FILE"),
         help="check a draft file holding only section N of the page",
     )
     args = parser.parse_args(argv)
@@ -905,13 +1034,17 @@ def main(argv: list[str] | None = None) -> int:
             report = check_page(config, **draft)
             if args.fix:
                 fixed = apply_fixes(report.page_path, report.findings)
-                print(f"{rel(report.page_path)}: fixed {fixed} stale number(s)" if fixed
-                      else f"{rel(report.page_path)}: nothing `make fix` can fix; the page is unchanged")
+                print(
+                    f"{rel(report.page_path)}: fixed {fixed} stale number(s)"
+                    if fixed
+                    else f"{rel(report.page_path)}: nothing `make fix` can fix; the page is unchanged"
+                )
                 if fixed:
                     report = check_page(config, **draft)
                 for finding in report.findings:  # what is left is for the author
-                    finding.message = finding.message.replace("(`make fix` applies it)",
-                                                              "(`make fix` could not apply it: fix by hand)")
+                    finding.message = finding.message.replace(
+                        "(`make fix` applies it)", "(`make fix` could not apply it: fix by hand)"
+                    )
         except PageError as error:
             print(f"error: {error}", file=sys.stderr)
             status = max(status, EXIT_BAD_INPUT)
@@ -921,9 +1054,11 @@ def main(argv: list[str] | None = None) -> int:
         name = getattr(config, "PAGE", package)
         if args.wording_counts and report.wording:
             w = report.wording
-            print(f"{name}: {w.sentences} sentence(s) with direction, scope or one-run words; {w.backed} backed "
-                  f"({w.by_claim} by a claim, {w.verified} verified from the quotes, {w.allowlisted} allowlisted), "
-                  f"{w.pending} unbacked in pending sections; {w.allowlist_entries} allowlist entries")
+            print(
+                f"{name}: {w.sentences} sentence(s) with direction, scope or one-run words; {w.backed} backed "
+                f"({w.by_claim} by a claim, {w.verified} verified from the quotes, {w.allowlisted} allowlisted), "
+                f"{w.pending} unbacked in pending sections; {w.allowlist_entries} allowlist entries"
+            )
         if report.ok:
             print(f"{name}: all {report.numbers_checked} numbers match their scripts")
         else:
@@ -938,6 +1073,5 @@ if __name__ == "__main__":
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as error:  # noqa: BLE001  (a bug here, not the user's input)
-        print(f"internal error in check_page.py: {type(error).__name__}: {error} (please report it)",
-              file=sys.stderr)
+        print(f"internal error in check_page.py: {type(error).__name__}: {error} (please report it)", file=sys.stderr)
         sys.exit(EXIT_INTERNAL)

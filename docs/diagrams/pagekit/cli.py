@@ -55,8 +55,15 @@ def run_section(
     page = page_config(package).PAGE
     if inputs_hash is None and getattr(module, "__file__", None):  # (a test's stand-in module has no file)
         inputs_hash = inputs.inputs_hash(package, name)
-    section = Section(page=page, name=name, seed_offset=seed_offset, out_dir=out_dir, echo=echo,
-                      reduced=reduced, inputs_hash=inputs_hash)
+    section = Section(
+        page=page,
+        name=name,
+        seed_offset=seed_offset,
+        out_dir=out_dir,
+        echo=echo,
+        reduced=reduced,
+        inputs_hash=inputs_hash,
+    )
     keep_measurements(section)
     results = module.compute(section)
     failed = section.failed_claims()
@@ -80,8 +87,9 @@ def keep_measurements(section: Section) -> None:
         return
     if not isinstance(committed, dict) or committed.get("inputs_hash") != section.inputs_hash:
         return
-    section.kept_measurements = {n: q for n, q in committed.get("quotes", {}).items()
-                                 if isinstance(q, dict) and q.get("measured")}
+    section.kept_measurements = {
+        n: q for n, q in committed.get("quotes", {}).items() if isinstance(q, dict) and q.get("measured")
+    }
     section.measured_on = committed.get("measured_on")
 
 
@@ -99,11 +107,17 @@ def main(module_name: str) -> None:
         default=None,
         help=f"shift every seed by K (default: ${SEED_OFFSET_ENV} or 0)",
     )
-    parser.add_argument("--no-figures", action="store_true",
-                        help="compute and print only (writes no numbers file unless --out-dir is given)")
+    parser.add_argument(
+        "--no-figures",
+        action="store_true",
+        help="compute and print only (writes no numbers file unless --out-dir is given)",
+    )
     parser.add_argument("--out-dir", type=Path, help="write figures and numbers here instead")
-    parser.add_argument("--reduced", action="store_true",
-                        help="the tests' reduced configuration of a heavy section (written under build/)")
+    parser.add_argument(
+        "--reduced",
+        action="store_true",
+        help="the tests' reduced configuration of a heavy section (written under build/)",
+    )
     parser.add_argument("--quiet", action="store_true", help="do not print the quotes")
     args = parser.parse_args()
     if args.seed_offset is None:
@@ -128,9 +142,12 @@ def main(module_name: str) -> None:
     except OSError as error:
         sys.exit(f"error: cannot write {error.filename or 'the outputs'}: {error.strerror}")
     if not section.is_page_run and (not args.no_figures or args.out_dir is not None):
-        print(f"note: not the page's own run (seed offset {section.seed_offset}, variant "
-              f"{section.variant}{', reduced' if section.reduced else ''}): wrote under "
-              f"{rel_path(section.figure_dir)}, not figures/", file=sys.stderr)
+        print(
+            f"note: not the page's own run (seed offset {section.seed_offset}, variant "
+            f"{section.variant}{', reduced' if section.reduced else ''}): wrote under "
+            f"{rel_path(section.figure_dir)}, not figures/",
+            file=sys.stderr,
+        )
     # Everything is written: skip the interpreter's teardown, which takes
     # most of a second once torch is loaded.
     sys.stdout.flush()

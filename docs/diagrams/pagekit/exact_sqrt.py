@@ -68,8 +68,13 @@ def foreach_sqrt_(tensors):
         t.copy_(_root(t))
 
 
-KERNELS = {"sqrt": sqrt, "sqrt.out": sqrt_out, "sqrt_": sqrt_, "_foreach_sqrt": foreach_sqrt,
-           "_foreach_sqrt_": foreach_sqrt_}
+KERNELS = {
+    "sqrt": sqrt,
+    "sqrt.out": sqrt_out,
+    "sqrt_": sqrt_,
+    "_foreach_sqrt": foreach_sqrt,
+    "_foreach_sqrt_": foreach_sqrt_,
+}
 
 
 def install() -> None:

@@ -103,8 +103,12 @@ def _axes_name(ax: Axes, index: int) -> str:
 
 
 def _inside(bbox: Bbox, inner: tuple[float, float, float, float]) -> bool:
-    return (bbox.x0 >= inner[0] - 1e-6 and bbox.y0 >= inner[1] - 1e-6
-            and bbox.x1 <= inner[2] + 1e-6 and bbox.y1 <= inner[3] + 1e-6)
+    return (
+        bbox.x0 >= inner[0] - 1e-6
+        and bbox.y0 >= inner[1] - 1e-6
+        and bbox.x1 <= inner[2] + 1e-6
+        and bbox.y1 <= inner[3] + 1e-6
+    )
 
 
 def _clipped_inside(artist: Artist, inner) -> bool:
@@ -187,8 +191,7 @@ def _artists(container, renderer, inner, where: str = ""):
             if not child.get_visible():
                 continue
             if isinstance(child, Axes):
-                yield from _artists(child, renderer, inner,
-                                    _axes_name(child, axes_index.get(id(child), 0)))
+                yield from _artists(child, renderer, inner, _axes_name(child, axes_index.get(id(child), 0)))
             elif isinstance(child, SubFigure):
                 yield from _artists(child, renderer, inner, where + "subfigure: ")
             else:
@@ -198,8 +201,9 @@ def _artists(container, renderer, inner, where: str = ""):
     frame = ax.axison and ax.get_frame_on()
     # Tick marks stick out of the axes by at most their length: measure them
     # one by one only when the axes comes that close to the figure's edge.
-    reach = renderer.points_to_pixels(max(
-        [8.0] + [abs(float(matplotlib.rcParams[f"{a}tick.major.size"])) for a in "xy"]))
+    reach = renderer.points_to_pixels(
+        max([8.0] + [abs(float(matplotlib.rcParams[f"{a}tick.major.size"])) for a in "xy"])
+    )
     marks = not _inside(ax.bbox.expanded(1, 1).padded(reach), inner)
     for child in ax.get_children():
         if child is ax.patch or not child.get_visible():
@@ -272,7 +276,8 @@ def check_figure_fits(fig: Figure, margin_px: float = 2.0, *, renderer=None) -> 
                 problems.append(
                     f"{_describe(artist, where)} crosses {' and '.join(crossings)} "
                     f"(x {bbox.x0:.1f} to {bbox.x1:.1f}, y {bbox.y0:.1f} to {bbox.y1:.1f}; "
-                    f"the figure is {width:.1f} x {height:.1f} px, margin {margin_px:g})")
+                    f"the figure is {width:.1f} x {height:.1f} px, margin {margin_px:g})"
+                )
     finally:
         fig.dpi = saved_dpi
     return problems
@@ -290,8 +295,7 @@ if __name__ == "__main__":  # a demonstration: one figure that fits, one that do
     demo.subplots_adjust(left=0.12, bottom=0.18)
     demo.savefig(io.BytesIO(), format="svg")
     start = time.perf_counter()
-    print("fits:", check_figure_fits(demo) or "no problems",
-          f"({(time.perf_counter() - start) * 1e3:.1f} ms)")
+    print("fits:", check_figure_fits(demo) or "no problems", f"({(time.perf_counter() - start) * 1e3:.1f} ms)")
     ax.text(2.0, 2.0, "a label running off the right edge")
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
     demo.savefig(io.BytesIO(), format="svg")

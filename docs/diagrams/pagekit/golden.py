@@ -46,16 +46,24 @@ def agreement_decades(claims: list[dict]) -> dict[str, int]:
 def pinned_claim(claim: dict) -> dict:
     """What the record keeps of one claim (defaults for a record made before
     a key existed, so the difference shows as a change to re-pin)."""
-    return {"statement": claim["statement"], "holds": claim["holds"], "every_seed": claim.get("every_seed", True),
-            "backs": claim.get("backs", []), "condition": claim.get("condition"),
-            "constants": claim.get("constants", {})}
+    return {
+        "statement": claim["statement"],
+        "holds": claim["holds"],
+        "every_seed": claim.get("every_seed", True),
+        "backs": claim.get("backs", []),
+        "condition": claim.get("condition"),
+        "constants": claim.get("constants", {}),
+    }
 
 
 def pinned_part(record: dict) -> dict:
     """What the golden record keeps of one run's numbers record."""
     return {
-        "quotes": {n: {k: q[k] for k in ("value", "text", "rel_tol", "abs_tol")}
-                   for n, q in record["quotes"].items() if not q.get("measured")},
+        "quotes": {
+            n: {k: q[k] for k in ("value", "text", "rel_tol", "abs_tol")}
+            for n, q in record["quotes"].items()
+            if not q.get("measured")
+        },
         "claims": [pinned_claim(c) for c in record["claims"]],
         "agreement_decades": agreement_decades(record["claims"]),
     }
@@ -74,8 +82,10 @@ def claim_differences(old: list[dict], new: list[dict]) -> list[str]:
     for c in new:
         was = old_by.get(c["statement"])
         if was is None:
-            out.append(f"claim now: {c['statement']!r} (holds {c['holds']}, every seed {c['every_seed']}, "
-                       f"condition {condition_text(c)})")
+            out.append(
+                f"claim now: {c['statement']!r} (holds {c['holds']}, every seed {c['every_seed']}, "
+                f"condition {condition_text(c)})"
+            )
             continue
         for key in ("holds", "every_seed"):
             if was.get(key, True) != c[key]:
@@ -110,14 +120,19 @@ def differences(old: dict, new: dict) -> list[str]:
             out.append(f"quote {name}: text {a['text']!r} -> {b['text']!r}")
             continue
         if (a["rel_tol"], a["abs_tol"]) != (b["rel_tol"], b["abs_tol"]):
-            out.append(f"quote {name}: tolerance rel {a['rel_tol']:g}, abs {a['abs_tol']:g} -> "
-                       f"rel {b['rel_tol']:g}, abs {b['abs_tol']:g}")
+            out.append(
+                f"quote {name}: tolerance rel {a['rel_tol']:g}, abs {a['abs_tol']:g} -> "
+                f"rel {b['rel_tol']:g}, abs {b['abs_tol']:g}"
+            )
         va = a["value"] if isinstance(a["value"], list) else [a["value"]]
         vb = b["value"] if isinstance(b["value"], list) else [b["value"]]
         if len(va) != len(vb) or not all(
-                math.isclose(x, y, rel_tol=b["rel_tol"], abs_tol=b["abs_tol"]) for x, y in zip(va, vb, strict=True)):
-            out.append(f"quote {name}: value {a['value']!r} -> {b['value']!r} (beyond rel_tol {b['rel_tol']:g}, "
-                       f"abs_tol {b['abs_tol']:g}; text {b['text']!r})")
+            math.isclose(x, y, rel_tol=b["rel_tol"], abs_tol=b["abs_tol"]) for x, y in zip(va, vb, strict=True)
+        ):
+            out.append(
+                f"quote {name}: value {a['value']!r} -> {b['value']!r} (beyond rel_tol {b['rel_tol']:g}, "
+                f"abs_tol {b['abs_tol']:g}; text {b['text']!r})"
+            )
     out += claim_differences(old.get("claims", []), new.get("claims", []))
     for statement, decade in new.get("agreement_decades", {}).items():
         was = old.get("agreement_decades", {}).get(statement)
@@ -129,6 +144,7 @@ def differences(old: dict, new: dict) -> list[str]:
 def binding_differences(old: dict, new: dict) -> list[str]:
     """The prose numbers whose bound quotes changed, were added or went
     (page.json), each as "section S: 'token' is <quotes>"."""
+
     def row(entry: dict) -> str:
         return f"section {entry['section']}: {entry['token']!r} is {', '.join(entry['quotes']) or 'no quote'}"
 

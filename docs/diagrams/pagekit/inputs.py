@@ -39,8 +39,17 @@ LOCK = REPO_ROOT / "requirements.lock"
 # (pools), the record and how numbers are written (record, numformat, cli),
 # the house style, and the names a script imports (section). The rest (the
 # runner, the checks, paths, atomic writes) cannot change an output's bytes.
-RESULT_MODULES = ("numeric_env.py", "openblas_matmul.py", "exact_sqrt.py", "pools.py", "record.py", "numformat.py", "cli.py",
-                  "style.py", "section.py")
+RESULT_MODULES = (
+    "numeric_env.py",
+    "openblas_matmul.py",
+    "exact_sqrt.py",
+    "pools.py",
+    "record.py",
+    "numformat.py",
+    "cli.py",
+    "style.py",
+    "section.py",
+)
 # The packages whose versions change numbers or SVG bytes (with their
 # dependencies, found in the lock).
 RESULT_PACKAGES = ("numpy", "scipy", "matplotlib", "torch", "threadpoolctl")
@@ -120,15 +129,29 @@ def section_inputs(package: str, name: str) -> list[Path]:
 # The page registry's names in a page package's __init__: which script serves
 # which section and how the checker, the runner and the report treat it.
 # They decide no number, so editing them leaves every section current.
-REGISTRY_NAMES = frozenset({
-    "PAGE", "PAGE_FILE", "SECTION_SCRIPTS", "EXTRA_SCRIPTS", "SHARED_QUOTES", "STRUCTURAL",
-    "TIMED_SECTIONS", "TORCH_ONLY_SECTIONS", "THREAD_EXACT_SECTIONS", "DERIVED_SECTIONS",
-})
+REGISTRY_NAMES = frozenset(
+    {
+        "PAGE",
+        "PAGE_FILE",
+        "SECTION_SCRIPTS",
+        "EXTRA_SCRIPTS",
+        "SHARED_QUOTES",
+        "STRUCTURAL",
+        "TIMED_SECTIONS",
+        "TORCH_ONLY_SECTIONS",
+        "THREAD_EXACT_SECTIONS",
+        "DERIVED_SECTIONS",
+    }
+)
 
 
 def _without_docstrings(body: list[ast.stmt]) -> list[ast.stmt]:
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         body = body[1:]
     return body or [ast.Pass()]
 
@@ -141,10 +164,15 @@ def code_content(path: Path, *, leave_out: frozenset[str] = frozenset()) -> byte
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             node.body = _without_docstrings(node.body)
-    tree.body = [node for node in _without_docstrings(tree.body)
-                 if not (isinstance(node, (ast.Assign, ast.AnnAssign)) and leave_out
-                         and {getattr(t, "id", None) for t in getattr(node, "targets", [getattr(node, "target", None)])}
-                         <= leave_out)]
+    tree.body = [
+        node
+        for node in _without_docstrings(tree.body)
+        if not (
+            isinstance(node, (ast.Assign, ast.AnnAssign))
+            and leave_out
+            and {getattr(t, "id", None) for t in getattr(node, "targets", [getattr(node, "target", None)])} <= leave_out
+        )
+    ]
     return ast.dump(tree).encode()
 
 
@@ -167,7 +195,7 @@ def read_lock(text: str) -> dict[str, tuple[str, set[str]]]:
             entries[current] = (match.group(2).rstrip(" \\"), set())
             in_via = False
         elif current and stripped.startswith("# via"):
-            rest = stripped[len("# via"):].strip()
+            rest = stripped[len("# via") :].strip()
             in_via = not rest
             if rest:
                 entries[current][1].add(rest)
@@ -175,8 +203,10 @@ def read_lock(text: str) -> dict[str, tuple[str, set[str]]]:
             entries[current][1].add(stripped[1:].strip())
         elif not stripped.startswith("--hash"):
             in_via = False
-    return {name: (version, {normalise_name(v.split(" (")[0]) if not v.startswith("-") else v for v in via})
-            for name, (version, via) in entries.items()}
+    return {
+        name: (version, {normalise_name(v.split(" (")[0]) if not v.startswith("-") else v for v in via})
+        for name, (version, via) in entries.items()
+    }
 
 
 def result_closure(lock: dict[str, tuple[str, set[str]]]) -> dict[str, str]:

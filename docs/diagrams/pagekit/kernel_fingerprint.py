@@ -33,15 +33,19 @@ from pathlib import Path
 from pagekit import numeric_env
 
 from pagekit.paths import PACKAGE_DIR, REPO_ROOT
+
 EXPECTED_PATH = PACKAGE_DIR / "kernel_fingerprint.json"
 # A test (and an author who wants to see the skip path) points this at
 # another expected file: a simulated foreign machine.
 EXPECTED_ENV = "KERNEL_FINGERPRINT_EXPECTED"
 CACHE_DIR = REPO_ROOT / "build" / "kernel-fingerprint"
 # Which library computes each kind of operation under the pin, for the report.
-LIBRARY = {"numpy matmul": "OpenBLAS (numpy)", "numpy": "numpy's own loops",
-           "torch matmul": "OpenBLAS (torch's products, numeric_env's route)",
-           "torch": "torch's own kernels and MKL's vector maths"}
+LIBRARY = {
+    "numpy matmul": "OpenBLAS (numpy)",
+    "numpy": "numpy's own loops",
+    "torch matmul": "OpenBLAS (torch's products, numeric_env's route)",
+    "torch": "torch's own kernels and MKL's vector maths",
+}
 
 
 def _digest(array) -> str:
@@ -64,17 +68,28 @@ def _numpy_rows() -> list[tuple[str, str, str]]:
             rows.append((f"numpy {np.dtype(dtype).name} matmul {m}x{k}x{n}", "numpy matmul", _digest(a @ b)))
         batch = rng.standard_normal((12, 64, 48)).astype(dtype)
         weights = rng.standard_normal((12, 48, 96)).astype(dtype)
-        rows.append((f"numpy {np.dtype(dtype).name} batched matmul 12x64x48x96", "numpy matmul",
-                     _digest(np.matmul(batch, weights))))
-        rows.append((f"numpy {np.dtype(dtype).name} transposed matmul", "numpy matmul",
-                     _digest(batch[0].T @ batch[1])))
+        rows.append(
+            (
+                f"numpy {np.dtype(dtype).name} batched matmul 12x64x48x96",
+                "numpy matmul",
+                _digest(np.matmul(batch, weights)),
+            )
+        )
+        rows.append((f"numpy {np.dtype(dtype).name} transposed matmul", "numpy matmul", _digest(batch[0].T @ batch[1])))
         x = rng.standard_normal(4099).astype(dtype) * 3
         for name in ("tanh", "exp", "log1p", "sqrt"):
             value = getattr(np, name)(np.abs(x) if name in ("log1p", "sqrt") else x)
             rows.append((f"numpy {np.dtype(dtype).name} {name}", "numpy", _digest(value)))
-        rows.append((f"numpy {np.dtype(dtype).name} sum, mean, var", "numpy",
-                     _digest(np.array([x.sum(), x.mean(), x.var(), np.cumsum(x)[-1]]))))
-        rows.append((f"numpy {np.dtype(dtype).name} sort order", "numpy", _digest(np.argsort(np.round(x, 1), kind="stable"))))
+        rows.append(
+            (
+                f"numpy {np.dtype(dtype).name} sum, mean, var",
+                "numpy",
+                _digest(np.array([x.sum(), x.mean(), x.var(), np.cumsum(x)[-1]])),
+            )
+        )
+        rows.append(
+            (f"numpy {np.dtype(dtype).name} sort order", "numpy", _digest(np.argsort(np.round(x, 1), kind="stable")))
+        )
     return rows
 
 
@@ -97,22 +112,42 @@ def _torch_rows() -> list[tuple[str, str, str]]:
     # products at the pages' shapes: the MLPs (batch 128, width 128, 8 layers),
     # the Transformers (16 windows of 32 or 64 tokens, width 64, 4 heads,
     # SwiGLU hidden 170, 78 characters), page 1's float64 autograd check
-    for m, k, n in ((128, 128, 128), (128, 32, 128), (4096, 128, 8), (512, 64, 192), (1024, 64, 170),
-                    (1024, 170, 64), (1024, 64, 78), (65, 33, 17)):
+    for m, k, n in (
+        (128, 128, 128),
+        (128, 32, 128),
+        (4096, 128, 8),
+        (512, 64, 192),
+        (1024, 64, 170),
+        (1024, 170, 64),
+        (1024, 64, 78),
+        (65, 33, 17),
+    ):
         a, b = torch.randn(m, k, generator=g), torch.randn(k, n, generator=g)
         add(f"torch matmul {m}x{k}x{n}", "torch matmul", a @ b)
         add(f"torch matmul {m}x{k}x{n}, transposed operands", "torch matmul", (b.t().contiguous().t().t() @ a.t()).t())
     bias = torch.randn(192, generator=g)
-    add("torch linear with bias (addmm)", "torch matmul", F.linear(torch.randn(512, 64, generator=g),
-                                                                   torch.randn(192, 64, generator=g), bias))
-    add("torch linear 3-d input", "torch matmul", F.linear(torch.randn(16, 64, 64, generator=g),
-                                                           torch.randn(170, 64, generator=g)))
+    add(
+        "torch linear with bias (addmm)",
+        "torch matmul",
+        F.linear(torch.randn(512, 64, generator=g), torch.randn(192, 64, generator=g), bias),
+    )
+    add(
+        "torch linear 3-d input",
+        "torch matmul",
+        F.linear(torch.randn(16, 64, 64, generator=g), torch.randn(170, 64, generator=g)),
+    )
     q, k, v = torch.randn(3, 16, 4, 64, 16, generator=g).unbind(0)
     add("torch attention scores (bmm)", "torch matmul", q @ k.transpose(-2, -1))
-    add("torch attention scores, strided views", "torch matmul",
-        q.transpose(1, 2).transpose(1, 2) @ k.permute(0, 1, 3, 2))
-    add("torch float64 matmul", "torch matmul", torch.randn(200, 48, generator=g, dtype=torch.float64)
-        @ torch.randn(48, 96, generator=g, dtype=torch.float64))
+    add(
+        "torch attention scores, strided views",
+        "torch matmul",
+        q.transpose(1, 2).transpose(1, 2) @ k.permute(0, 1, 3, 2),
+    )
+    add(
+        "torch float64 matmul",
+        "torch matmul",
+        torch.randn(200, 48, generator=g, dtype=torch.float64) @ torch.randn(48, 96, generator=g, dtype=torch.float64),
+    )
     add("torch linear backward", "torch matmul", grad_of(lambda t: F.linear(t, torch.ones(96, 64) / 8), 512, 64))
 
     x = torch.randn(16, 64, 64, generator=g)
@@ -128,25 +163,35 @@ def _torch_rows() -> list[tuple[str, str, str]]:
     add("torch mean, var, sum", "torch", torch.stack([x.mean(-1), x.var(-1), x.sum(-1)]))
     add("torch large reduction", "torch", torch.stack([x.sum(), x.var(), x.abs().max()]))
     batch = torch.randn(128, 128, generator=g)
-    add("torch batch_norm (training)", "torch", F.batch_norm(batch, torch.zeros(128), torch.ones(128),
-                                                             training=True, momentum=0.1))
-    add("torch cross_entropy", "torch", F.cross_entropy(torch.randn(1024, 78, generator=g),
-                                                       torch.randint(0, 78, (1024,), generator=g)))
+    add(
+        "torch batch_norm (training)",
+        "torch",
+        F.batch_norm(batch, torch.zeros(128), torch.ones(128), training=True, momentum=0.1),
+    )
+    add(
+        "torch cross_entropy",
+        "torch",
+        F.cross_entropy(torch.randn(1024, 78, generator=g), torch.randint(0, 78, (1024,), generator=g)),
+    )
     for label, fn, shape in (
-            ("softmax", lambda t: torch.softmax(t, -1), (16, 4, 64, 64)),
-            ("log_softmax", lambda t: torch.log_softmax(t, -1), (1024, 78)),
-            ("layer_norm", lambda t: F.layer_norm(t, (64,)), (16, 64, 64)),
-            ("rms norm", lambda t: t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + 1e-6), (16, 64, 64)),
-            ("silu", F.silu, (16, 64, 170)),
-            ("batch_norm", lambda t: F.batch_norm(t, None, None, training=True), (128, 128)),
-            ("relu", F.relu, (128, 128)),
-            ("tanh", torch.tanh, (128, 128))):
+        ("softmax", lambda t: torch.softmax(t, -1), (16, 4, 64, 64)),
+        ("log_softmax", lambda t: torch.log_softmax(t, -1), (1024, 78)),
+        ("layer_norm", lambda t: F.layer_norm(t, (64,)), (16, 64, 64)),
+        ("rms norm", lambda t: t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + 1e-6), (16, 64, 64)),
+        ("silu", F.silu, (16, 64, 170)),
+        ("batch_norm", lambda t: F.batch_norm(t, None, None, training=True), (128, 128)),
+        ("relu", F.relu, (128, 128)),
+        ("tanh", torch.tanh, (128, 128)),
+    ):
         add(f"torch {label} backward", "torch", grad_of(fn, *shape))
     emb = torch.randn(78, 64, generator=g, requires_grad=True)
     F.embedding(torch.randint(0, 78, (16, 64), generator=g), emb).pow(2).sum().backward()
     add("torch embedding backward", "torch", emb.grad)
-    add("torch float64 element-wise", "torch",
-        torch.tanh(torch.randn(4099, generator=g, dtype=torch.float64)).exp().sqrt())
+    add(
+        "torch float64 element-wise",
+        "torch",
+        torch.tanh(torch.randn(4099, generator=g, dtype=torch.float64)).exp().sqrt(),
+    )
 
     # optimisers: AdamW and clipping in their multi-tensor form (page 2's
     # Transformers), SGD with momentum (the MLPs), fused float64 Adam (page 1)
@@ -202,8 +247,13 @@ def _training_steps(torch, F, g) -> list[tuple[str, str, str]]:
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=True)
     torch.optim.AdamW(model.parameters(), lr=0.01, foreach=True).step()
-    rows.append(("training step: Transformer block, AdamW", "torch matmul",
-                 _digest(torch.cat([p.detach().reshape(-1) for p in model.parameters()]).numpy())))
+    rows.append(
+        (
+            "training step: Transformer block, AdamW",
+            "torch matmul",
+            _digest(torch.cat([p.detach().reshape(-1) for p in model.parameters()]).numpy()),
+        )
+    )
 
     torch.manual_seed(8)
     layers = []
@@ -217,9 +267,17 @@ def _training_steps(torch, F, g) -> list[tuple[str, str, str]]:
         optimiser.zero_grad()
         F.cross_entropy(mlp(inputs), labels).backward()
         optimiser.step()
-    rows.append(("training steps: batch-norm MLP, SGD", "torch matmul",
-                 _digest(torch.cat([t.detach().reshape(-1) for t in [*mlp.parameters(), *mlp.buffers()]
-                                    if t.is_floating_point()]).numpy())))
+    rows.append(
+        (
+            "training steps: batch-norm MLP, SGD",
+            "torch matmul",
+            _digest(
+                torch.cat(
+                    [t.detach().reshape(-1) for t in [*mlp.parameters(), *mlp.buffers()] if t.is_floating_point()]
+                ).numpy()
+            ),
+        )
+    )
     return rows
 
 
@@ -243,11 +301,16 @@ def machine() -> dict:
         pass
     isa = [name for name in ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile") if name in flags]
     return {
-        "processor": numeric_env.cpu_model(), "vendor": vendor, "architecture": platform.machine(),
+        "processor": numeric_env.cpu_model(),
+        "vendor": vendor,
+        "architecture": platform.machine(),
         "instruction sets": ", ".join(isa) or "none of AVX2, FMA, AVX-512, AMX",
-        "pin honoured": numeric_env.can_honour_pin(), "torch matmul": numeric_env.torch_matmul_route(),
-        "numpy": np.__version__, "numpy loops": numeric_env.numpy_simd(),
-        "OpenBLAS": f"{numeric_env.openblas_core()} kernels", "torch": torch.__version__,
+        "pin honoured": numeric_env.can_honour_pin(),
+        "torch matmul": numeric_env.torch_matmul_route(),
+        "numpy": np.__version__,
+        "numpy loops": numeric_env.numpy_simd(),
+        "OpenBLAS": f"{numeric_env.openblas_core()} kernels",
+        "torch": torch.__version__,
         "torch kernels": torch.backends.cpu.get_cpu_capability(),
         "MKL branch": os.environ.get("MKL_CBWR", "automatic"),
     }
@@ -262,8 +325,10 @@ def load_expected(path: Path | None = None) -> dict:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise SystemExit(f"error: no expected fingerprint at {path}: record one with "
-                         "`python docs/diagrams/kernel_fingerprint.py --record`") from None
+        raise SystemExit(
+            f"error: no expected fingerprint at {path}: record one with "
+            "`python docs/diagrams/kernel_fingerprint.py --record`"
+        ) from None
     except ValueError as error:
         raise SystemExit(f"error: {path} is not a fingerprint file ({error})") from None
 
@@ -280,11 +345,19 @@ def _cache_key(expected: dict) -> str:
     """This machine, these packages, this pin and this fingerprint's code and expectation."""
     from pagekit.inputs import result_pins
 
-    code = "".join((PACKAGE_DIR / name).read_text(encoding="utf-8")
-                   for name in ("kernel_fingerprint.py", "numeric_env.py", "openblas_matmul.py"))
-    parts = [numeric_env.cpu_model(), " ".join(sorted(numeric_env.cpu_flags())), result_pins(),
-             numeric_env.fingerprint(), code,
-             json.dumps(expected, sort_keys=True), str(numeric_env.can_honour_pin())]
+    code = "".join(
+        (PACKAGE_DIR / name).read_text(encoding="utf-8")
+        for name in ("kernel_fingerprint.py", "numeric_env.py", "openblas_matmul.py")
+    )
+    parts = [
+        numeric_env.cpu_model(),
+        " ".join(sorted(numeric_env.cpu_flags())),
+        result_pins(),
+        numeric_env.fingerprint(),
+        code,
+        json.dumps(expected, sort_keys=True),
+        str(numeric_env.can_honour_pin()),
+    ]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 
 
@@ -335,8 +408,13 @@ def mismatch_reason() -> str | None:
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if k != numeric_env.VARIANT_ENV}
-    done = subprocess.run([sys.executable, "-m", "pagekit.kernel_fingerprint", "--reason"], env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pagekit.kernel_fingerprint", "--reason"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if done.returncode not in (0, 1):
         raise RuntimeError(f"the kernel fingerprint failed: {done.stderr.strip().splitlines()[-1:]}")
     reason = done.stdout.strip() or None
@@ -353,10 +431,12 @@ def _reason(rows, expected: dict) -> str | None:
     if not differ:
         return None
     about = machine()
-    return (f"this machine's kernels round differently from those that made the committed numbers "
-            f"({len(differ)} of {len(expected.get('hashes', {}))} operations differ, first: {differ[0]}; "
-            f"{about['vendor']} {about['processor']}, {about['instruction sets']}; recorded on "
-            f"{expected.get('machine', {}).get('vendor', 'another machine')}): see `make doctor`")
+    return (
+        f"this machine's kernels round differently from those that made the committed numbers "
+        f"({len(differ)} of {len(expected.get('hashes', {}))} operations differ, first: {differ[0]}; "
+        f"{about['vendor']} {about['processor']}, {about['instruction sets']}; recorded on "
+        f"{expected.get('machine', {}).get('vendor', 'another machine')}): see `make doctor`"
+    )
 
 
 def library(kind: str) -> str:
@@ -370,36 +450,46 @@ def report(rows, expected: dict, every_line: bool = False) -> tuple[str, int]:
     about = machine()
     lines = ["This machine:"] + [f"  {key:16s} {value}" for key, value in about.items()]
     recorded = expected.get("machine", {})
-    lines += ["The committed numbers were made on:",
-              f"  {recorded.get('vendor', '?')} {recorded.get('processor', '?')} "
-              f"({recorded.get('instruction sets', '?')})", ""]
+    lines += [
+        "The committed numbers were made on:",
+        f"  {recorded.get('vendor', '?')} {recorded.get('processor', '?')} ({recorded.get('instruction sets', '?')})",
+        "",
+    ]
     differ = set(compare(rows, expected))
     want = expected.get("hashes", {})
     for label, kind, digest in rows:
         if label not in differ and not every_line:
             continue
         mark = "ok     " if label not in differ else "DIFFERS"
-        lines.append(f"  {mark} {label}" + ("" if label not in differ else
-                                            f"  ({library(kind)}: {digest} here, {want.get(label, 'none')} expected)"))
+        lines.append(
+            f"  {mark} {label}"
+            + ("" if label not in differ else f"  ({library(kind)}: {digest} here, {want.get(label, 'none')} expected)")
+        )
     lines += [f"  DIFFERS {label}  (expected, not probed here)" for label in want if label not in {r[0] for r in rows}]
     if lines[-1]:
         lines.append("")
     if not about["pin honoured"]:
-        lines.append(f"The numeric pin cannot hold here ({numeric_env.machine_name()}): the libraries run their "
-                     "own kernels, so numbers will differ in their last digits; `make test` skips the bit-level "
-                     "checks and `make figures` marks its numbers as not the page's own run.")
+        lines.append(
+            f"The numeric pin cannot hold here ({numeric_env.machine_name()}): the libraries run their "
+            "own kernels, so numbers will differ in their last digits; `make test` skips the bit-level "
+            "checks and `make figures` marks its numbers as not the page's own run."
+        )
         return "\n".join(lines), 1
     if differ:
         kinds = sorted({library(kind) for label, kind, _ in rows if label in differ})
-        lines.append(f"{len(differ)} of {len(rows)} operations round differently here, in: {'; '.join(kinds)}. "
-                     "This machine cannot reproduce the committed numbers to the bit: `make test` skips the "
-                     "bit-level checks with this reason, and `make figures` marks what it makes as not the "
-                     "page's own run. If the libraries' versions differ from requirements.lock, `make venv` "
-                     "first; otherwise report the lines above.")
+        lines.append(
+            f"{len(differ)} of {len(rows)} operations round differently here, in: {'; '.join(kinds)}. "
+            "This machine cannot reproduce the committed numbers to the bit: `make test` skips the "
+            "bit-level checks with this reason, and `make figures` marks what it makes as not the "
+            "page's own run. If the libraries' versions differ from requirements.lock, `make venv` "
+            "first; otherwise report the lines above."
+        )
         return "\n".join(lines), 1
-    lines.append(f"All {len(rows)} operations give the committed bits: this machine is expected to reproduce the "
-                 "pages' numbers (the probe samples each kind of operation at the pages' shapes; a full run "
-                 "is the final word: `make -B figures`, then `git status`).")
+    lines.append(
+        f"All {len(rows)} operations give the committed bits: this machine is expected to reproduce the "
+        "pages' numbers (the probe samples each kind of operation at the pages' shapes; a full run "
+        "is the final word: `make -B figures`, then `git status`)."
+    )
     return "\n".join(lines), 0
 
 
@@ -418,8 +508,11 @@ def main() -> int:
         return 0
     if args.record:
         path = expected_path()
-        record = {"machine": {k: v for k, v in machine().items() if k in ("processor", "vendor", "instruction sets")},
-                  "settings": numeric_env.settings(), "hashes": {label: digest for label, _, digest in rows}}
+        record = {
+            "machine": {k: v for k, v in machine().items() if k in ("processor", "vendor", "instruction sets")},
+            "settings": numeric_env.settings(),
+            "hashes": {label: digest for label, _, digest in rows},
+        }
         _write_atomically(path, json.dumps(record, indent=1) + "\n")
         print(f"wrote {len(rows)} expected hashes to {path}")
         return 0

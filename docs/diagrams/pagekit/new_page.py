@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from pagekit.paths import DIAGRAMS_DIR, REPO_ROOT
+
 SLUG = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 FIRST_SECTION = "odd_numbers"
 EXIT_BAD_INPUT = 2
@@ -99,7 +100,7 @@ if __name__ == "__main__":
     main(__name__)
 '''
 
-PAGE = '''# {title}
+PAGE = """# {title}
 
 ```{{page-facts}}
 :level: Replace with who the page is for
@@ -126,7 +127,7 @@ Adding the first dozen odd numbers gives 144, which is a dozen squared.
 
 The running sum of the odd numbers lies on the curve of the squares.
 :::
-'''
+"""
 
 
 def package_name(slug: str) -> str:
@@ -135,8 +136,7 @@ def package_name(slug: str) -> str:
 
 def page_paths(slug: str) -> list[Path]:
     """Everything a scaffolded page owns, once made and run."""
-    return [DIAGRAMS_DIR / package_name(slug), REPO_ROOT / "docs" / f"{slug}.md",
-            REPO_ROOT / "figures" / slug]
+    return [DIAGRAMS_DIR / package_name(slug), REPO_ROOT / "docs" / f"{slug}.md", REPO_ROOT / "figures" / slug]
 
 
 def rel(path: Path) -> str:
@@ -151,8 +151,11 @@ def create(slug: str, title: str) -> int:
     package_dir = DIAGRAMS_DIR / package_name(slug)
     package_dir.mkdir()
     fields = {"slug": slug, "title": title, "section": FIRST_SECTION}
-    files = {package_dir / "__init__.py": INIT, package_dir / f"{FIRST_SECTION}.py": SECTION,
-             REPO_ROOT / "docs" / f"{slug}.md": PAGE}
+    files = {
+        package_dir / "__init__.py": INIT,
+        package_dir / f"{FIRST_SECTION}.py": SECTION,
+        REPO_ROOT / "docs" / f"{slug}.md": PAGE,
+    }
     for path, template in files.items():
         path.write_text(template.format(**fields), encoding="utf-8")
         print(f"wrote {rel(path)}")
@@ -163,8 +166,14 @@ def tracked(paths: list[Path]) -> list[str] | None:
     """The paths (or files under them) git tracks; None when git cannot say
     (no git, or not a git checkout): then nothing is removed."""
     try:
-        done = subprocess.run(["git", "ls-files", "--", *map(rel, paths)], cwd=REPO_ROOT,
-                              capture_output=True, text=True, timeout=30, check=False)
+        done = subprocess.run(
+            ["git", "ls-files", "--", *map(rel, paths)],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
     except OSError:
         return None
     return done.stdout.split() if done.returncode == 0 else None
@@ -177,12 +186,14 @@ def remove(slug: str) -> int:
         return EXIT_BAD_INPUT
     committed = tracked(paths)
     if committed is None:
-        print("error: git cannot say which of the page's files are committed; remove them by hand",
-              file=sys.stderr)
+        print("error: git cannot say which of the page's files are committed; remove them by hand", file=sys.stderr)
         return EXIT_BAD_INPUT
     if committed:
-        print(f"error: git tracks files of page {slug!r} ({', '.join(committed[:3])}, ...): "
-              "remove a committed page with `git rm`, not with this", file=sys.stderr)
+        print(
+            f"error: git tracks files of page {slug!r} ({', '.join(committed[:3])}, ...): "
+            "remove a committed page with `git rm`, not with this",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     for path in paths:
         shutil.rmtree(path) if path.is_dir() else path.unlink()
@@ -197,8 +208,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--title", help="the page's title (default: from the slug)")
     args = parser.parse_args(argv)
     if not SLUG.match(args.slug):
-        print(f"error: {args.slug!r} is not a page name: lower-case words joined by hyphens, e.g. my-page",
-              file=sys.stderr)
+        print(
+            f"error: {args.slug!r} is not a page name: lower-case words joined by hyphens, e.g. my-page",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     if args.action == "create":
         return create(args.slug, args.title or args.slug.replace("-", " ").capitalize())

@@ -27,6 +27,7 @@ import time
 
 from pagekit import atomic, cli, record
 from pagekit.paths import REPO_ROOT as CODE_ROOT  # in the notebook: its copy of the repository
+
 REFERENCE_PATH = CODE_ROOT / "notebook_reference.json"
 SETTINGS = ("quick", "page")
 MEASURED = "measured here"  # a timing: differs by machine, compared by no one
@@ -65,8 +66,10 @@ def comparison_rows(section: record.Section, reference: dict, setting: str) -> l
 
 def markdown_table(rows: list[tuple[str, ...]], quick_heavy: bool) -> str:
     expected = "pinned quick run" if quick_heavy else "the page"
-    lines = [f"| quote | this run | {expected} | " + ("the page (full run) |" if quick_heavy else "|"),
-             "|---|---|---|" + ("---|" if quick_heavy else "") + "---|"]
+    lines = [
+        f"| quote | this run | {expected} | " + ("the page (full run) |" if quick_heavy else "|"),
+        "|---|---|---|" + ("---|" if quick_heavy else "") + "---|",
+    ]
     for name, text, want, page, mark in rows:
         cells = [name, text, want] + ([page] if quick_heavy else []) + [mark]
         lines.append("| " + " | ".join(cells) + " |")
@@ -91,8 +94,10 @@ def experiment(package: str, section: str, setting: str) -> record.Section:
     same = sum(1 for row in rows if row[4] == "=")
     compared = sum(1 for row in rows if row[4])
     against = "the tests' pinned quick run" if quick_heavy else "the page"
-    print(f"{section} ({setting} setting): {wall:.1f} s wall, {cpu:.1f} s CPU; "
-          f"{same} of {compared} numbers equal {against}'s")
+    print(
+        f"{section} ({setting} setting): {wall:.1f} s wall, {cpu:.1f} s CPU; "
+        f"{same} of {compared} numbers equal {against}'s"
+    )
     if setting == "quick" and not result.heavy:
         print("(this section has no reduced configuration: the quick setting is the page's own)")
     display(Markdown(markdown_table(rows, quick_heavy)))

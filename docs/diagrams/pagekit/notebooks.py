@@ -50,9 +50,25 @@ from pagekit.registry import package_for_page, page_config, page_packages, rel_p
 
 # The machinery every experiment runs through, in the order the notebook
 # writes it; notebook_kit is the notebook's own runner.
-MACHINERY = ("__init__.py", "paths.py", "numeric_env.py", "openblas_matmul.py", "exact_sqrt.py", "registry.py", "inputs.py",
-             "figure_bounds.py", "job_slots.py", "atomic.py", "numformat.py", "style.py", "pools.py", "record.py",
-             "cli.py", "section.py", "notebook_kit.py")
+MACHINERY = (
+    "__init__.py",
+    "paths.py",
+    "numeric_env.py",
+    "openblas_matmul.py",
+    "exact_sqrt.py",
+    "registry.py",
+    "inputs.py",
+    "figure_bounds.py",
+    "job_slots.py",
+    "atomic.py",
+    "numformat.py",
+    "style.py",
+    "pools.py",
+    "record.py",
+    "cli.py",
+    "section.py",
+    "notebook_kit.py",
+)
 SETTING_LINE = 'SETTING = "quick"'
 EXECUTE_TIMEOUT = 3600  # seconds per cell: the page setting of the second page trains for minutes
 
@@ -164,8 +180,11 @@ def flat_texts(quotes: dict) -> dict[str, str]:
 
 def notebook_inputs(package: str) -> list[Path]:
     """Every file the notebook is built from."""
-    files = {Path(__file__).resolve(), REPO_ROOT / page_config(package).PAGE_FILE,
-             DIAGRAMS_DIR / package / "__init__.py"}
+    files = {
+        Path(__file__).resolve(),
+        REPO_ROOT / page_config(package).PAGE_FILE,
+        DIAGRAMS_DIR / package / "__init__.py",
+    }
     files.update(PACKAGE_DIR / m for m in MACHINERY)
     page = page_config(package).PAGE
     for _, script in sections_in_page_order(package):
@@ -187,8 +206,9 @@ def inputs_hash(package: str) -> str:
     digest = hashlib.sha256()
     for path in notebook_inputs(package):
         if path == page_file:
-            content = json.dumps([page_title(package), page_headings(package), page_code_blocks(package)],
-                                 sort_keys=True).encode()
+            content = json.dumps(
+                [page_title(package), page_headings(package), page_code_blocks(package)], sort_keys=True
+            ).encode()
         else:
             content = path.read_bytes()
         digest.update(rel_path(path).encode() + b"\0" + hashlib.sha256(content).digest())
@@ -211,8 +231,11 @@ def module_docstring(path: Path) -> str:
 def format_time(entry: dict | None, against: str = "the page's") -> str:
     if not entry:
         return "not measured yet"
-    agreed = (f", and that run printed {entry['equal']} of {entry['compared']} numbers equal to {against}"
-              if "compared" in entry else "")
+    agreed = (
+        f", and that run printed {entry['equal']} of {entry['compared']} numbers equal to {against}"
+        if "compared" in entry
+        else ""
+    )
     return f"{entry['wall']:.1f} s wall, {entry['cpu']:.1f} CPU-s{agreed}"
 
 
@@ -231,11 +254,14 @@ def binary_data_cell(path: Path):
 
     data = path.read_bytes()
     encoded = base64.b64encode(data).decode()
-    lines = [encoded[i:i + 100] for i in range(0, len(encoded), 100)]
-    source = (f"# {rel_path(path)}: {len(data):,} bytes, base64 (sha256 {hashlib.sha256(data).hexdigest()})\n"
-              "import base64\n"
-              f"(CODE / {rel_path(path)!r}).write_bytes(base64.b64decode(\n"
-              + "\n".join(f"    {line!r}" for line in lines) + "\n))")
+    lines = [encoded[i : i + 100] for i in range(0, len(encoded), 100)]
+    source = (
+        f"# {rel_path(path)}: {len(data):,} bytes, base64 (sha256 {hashlib.sha256(data).hexdigest()})\n"
+        "import base64\n"
+        f"(CODE / {rel_path(path)!r}).write_bytes(base64.b64decode(\n"
+        + "\n".join(f"    {line!r}" for line in lines)
+        + "\n))"
+    )
     cell = new_code_cell(source)
     cell.metadata["jupyter"] = {"source_hidden": True}
     return cell
@@ -245,8 +271,10 @@ def data_cells(code_dir: str, path: Path) -> list:
     from nbformat.v4 import new_markdown_cell
 
     kind = "binary, written from base64" if is_binary(path) else "text"
-    note = new_markdown_cell(f"Data the next experiment reads: `{rel_path(path)}` "
-                             f"({path.stat().st_size:,} bytes, {kind}; the cell below is folded).")
+    note = new_markdown_cell(
+        f"Data the next experiment reads: `{rel_path(path)}` "
+        f"({path.stat().st_size:,} bytes, {kind}; the cell below is folded)."
+    )
     return [note, binary_data_cell(path) if is_binary(path) else writefile_cell(code_dir, path, hidden=True)]
 
 
@@ -277,33 +305,44 @@ def build_notebook(package: str):
         entries = [measured.get(setting, {}).get(s) for _, s in sections]
         if not all(entries):
             return "not measured yet"
-        summed = {key: sum(e[key] for e in entries)
-                  for key in ("wall", "cpu", "equal", "compared") if all(key in e for e in entries)}
+        summed = {
+            key: sum(e[key] for e in entries)
+            for key in ("wall", "cpu", "equal", "compared")
+            if all(key in e for e in entries)
+        }
         return format_time(summed, "the expected values")
 
-    where = (f"measured on {timings['machine']}, {timings.get('cores', '?')} cores, executing this "
-             "notebook with nbclient" if timings.get("machine") else "not measured yet")
+    where = (
+        f"measured on {timings['machine']}, {timings.get('cores', '?')} cores, executing this notebook with nbclient"
+        if timings.get("machine")
+        else "not measured yet"
+    )
 
     def load(setting: str) -> str:
         whole = timings.get("whole_notebook_wall", {}).get(setting)
         value = timings.get("load_average", {}).get(setting)
-        parts = ([f"the whole notebook {whole:.0f} s wall, kernel start and imports included"] if whole else []) \
-            + ([f"load average {value} then: wall times stretch on a busy machine"] if value else [])
+        parts = ([f"the whole notebook {whole:.0f} s wall, kernel start and imports included"] if whole else []) + (
+            [f"load average {value} then: wall times stretch on a busy machine"] if value else []
+        )
         return f" ({'; '.join(parts)})" if parts else ""
+
     if heavy:
         settings_text = (
-            f"- `\"quick\"`: the experiments that train ({', '.join(f'`{s}`' for s in heavy)}) run their "
+            f'- `"quick"`: the experiments that train ({", ".join(f"`{s}`" for s in heavy)}) run their '
             "reduced configuration, the one the project's tests pin: the same code with few steps and "
             f"small sizes. The experiments together: {total('quick')}{load('quick')}.\n"
-            f"- `\"page\"`: the page's own configuration. The experiments together: "
+            f'- `"page"`: the page\'s own configuration. The experiments together: '
             f"{total('page')}{load('page')}.\n\n"
-            f"Times {where}.")
+            f"Times {where}."
+        )
     else:
         settings_text = (
-            "- `\"quick\"` and `\"page\"` run the same sizes on this page: none of its experiments "
+            '- `"quick"` and `"page"` run the same sizes on this page: none of its experiments '
             f"needs a reduced configuration. The experiments together: {total('page')}{load('page')}.\n\n"
-            f"Times {where}.")
-    cells.append(new_markdown_cell(f"""# Run it yourself: {page_title(package)}
+            f"Times {where}."
+        )
+    cells.append(
+        new_markdown_cell(f"""# Run it yourself: {page_title(package)}
 
 This notebook reruns every experiment of the page `{config.PAGE_FILE}`, in the page's order, with the
 code that made the page's numbers and figures: every module is in a cell below, written to the folder
@@ -332,48 +371,63 @@ configuration is compared with the tests' pinned quick run instead, and the page
 shown beside it.
 
 After editing an experiment's cells, rerun them and its run cell: it imports the page's modules afresh.
-After editing a machinery cell, restart the kernel and run all."""))
-    cells.append(new_code_cell(
-        '# "quick": the experiments that train run reduced sizes (seconds each);\n'
-        '# "page": the page\'s own configuration, which prints the page\'s numbers.\n'
-        f"{SETTING_LINE}\n\n"
-        "import sys  # noqa: E402  (the setting comes first, where a reader changes it)\n"
-        "from pathlib import Path  # noqa: E402\n\n"
-        f"CODE = Path({code_dir!r})  # the notebook's copy of the repository's code\n"
-        "for folder in (" + ", ".join(repr(f) for f in sorted(notebook_folders(package))) + "):\n"
-        "    (CODE / folder).mkdir(parents=True, exist_ok=True)\n"
-        'sys.path.insert(0, str(CODE / "docs" / "diagrams"))\n'
-        'if "numpy" in sys.modules or "torch" in sys.modules:\n'
-        '    raise RuntimeError("numpy or torch is already loaded, so the numeric environment cannot be '
-        'pinned: restart the kernel and run from the top")'))
+After editing a machinery cell, restart the kernel and run all.""")
+    )
+    cells.append(
+        new_code_cell(
+            '# "quick": the experiments that train run reduced sizes (seconds each);\n'
+            "# \"page\": the page's own configuration, which prints the page's numbers.\n"
+            f"{SETTING_LINE}\n\n"
+            "import sys  # noqa: E402  (the setting comes first, where a reader changes it)\n"
+            "from pathlib import Path  # noqa: E402\n\n"
+            f"CODE = Path({code_dir!r})  # the notebook's copy of the repository's code\n"
+            "for folder in (" + ", ".join(repr(f) for f in sorted(notebook_folders(package))) + "):\n"
+            "    (CODE / folder).mkdir(parents=True, exist_ok=True)\n"
+            'sys.path.insert(0, str(CODE / "docs" / "diagrams"))\n'
+            'if "numpy" in sys.modules or "torch" in sys.modules:\n'
+            '    raise RuntimeError("numpy or torch is already loaded, so the numeric environment cannot be '
+            'pinned: restart the kernel and run from the top")'
+        )
+    )
 
-    cells.append(new_markdown_cell(
-        "## The shared machinery\n\n"
-        "Every experiment runs through these modules, as `make figures` runs them: `numeric_env` pins the "
-        "numeric environment (which kernels numpy and torch use, one thread) before numpy or torch loads; "
-        "`record` registers the numbers and claims, `style` draws and saves the figures; `notebook_kit` runs one "
-        "experiment in this notebook and compares its numbers with the page's. Skip to the first "
-        "experiment to see what a page section computes."))
+    cells.append(
+        new_markdown_cell(
+            "## The shared machinery\n\n"
+            "Every experiment runs through these modules, as `make figures` runs them: `numeric_env` pins the "
+            "numeric environment (which kernels numpy and torch use, one thread) before numpy or torch loads; "
+            "`record` registers the numbers and claims, `style` draws and saves the figures; `notebook_kit` runs one "
+            "experiment in this notebook and compares its numbers with the page's. Skip to the first "
+            "experiment to see what a page section computes."
+        )
+    )
     for name in MACHINERY:
         path = PACKAGE_DIR / name
         cells.append(new_markdown_cell(f"`{rel_path(path)}`: " + first_paragraph(module_docstring(path))))
         cells.append(writefile_cell(code_dir, path))
         if name == "numeric_env.py":
-            cells.append(new_code_cell(
-                "from pagekit import numeric_env\n\n"
-                "# Before numpy or torch loads (once per process: the modules that load them ask for it again).\n"
-                "NUMERIC_VARIANT = numeric_env.applied_variant()\n"
-                'print("numeric environment:", NUMERIC_VARIANT, "(pinned)" if numeric_env.can_honour_pin() '
-                'else "(this machine cannot run the pinned kernels: last digits may differ)")'))
+            cells.append(
+                new_code_cell(
+                    "from pagekit import numeric_env\n\n"
+                    "# Before numpy or torch loads (once per process: the modules that load them ask for it again).\n"
+                    "NUMERIC_VARIANT = numeric_env.applied_variant()\n"
+                    'print("numeric environment:", NUMERIC_VARIANT, "(pinned)" if numeric_env.can_honour_pin() '
+                    'else "(this machine cannot run the pinned kernels: last digits may differ)")'
+                )
+            )
     init = DIAGRAMS_DIR / package / "__init__.py"
     cells.append(new_markdown_cell(f"`{rel_path(init)}`: which script serves which page section."))
     cells.append(writefile_cell(code_dir, init))
-    cells.append(new_markdown_cell(
-        "The page's numbers, to compare with (from the repository's committed numbers files and its "
-        "golden record of the quick runs; folded):"))
+    cells.append(
+        new_markdown_cell(
+            "The page's numbers, to compare with (from the repository's committed numbers files and its "
+            "golden record of the quick runs; folded):"
+        )
+    )
     reference_cell = new_code_cell(
         f"%%writefile {code_dir}/notebook_reference.json\n"
-        + json.dumps(reference, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+        + json.dumps(reference, indent=1, ensure_ascii=False, sort_keys=True)
+        + "\n"
+    )
     reference_cell.metadata["jupyter"] = {"source_hidden": True}
     cells.append(reference_cell)
     cells.append(new_code_cell("from pagekit.notebook_kit import experiment"))
@@ -382,24 +436,32 @@ After editing a machinery cell, restart the kernel and run all."""))
     code_blocks = page_code_blocks(package)
     for number, script in sections_and_code_blocks(sections, code_blocks):
         if script is None:
-            cells.append(new_markdown_cell(
-                f"## Section {number}. {headings.get(number, '')}\n\n"
-                "The page's own code block of this section, as the page shows it: it runs by itself "
-                "(it imports what it needs) and prints what the page's comments show."))
+            cells.append(
+                new_markdown_cell(
+                    f"## Section {number}. {headings.get(number, '')}\n\n"
+                    "The page's own code block of this section, as the page shows it: it runs by itself "
+                    "(it imports what it needs) and prints what the page's comments show."
+                )
+            )
             cells.extend(new_code_cell(block) for block in code_blocks[number])
             continue
         heading = headings.get(number, script)
         entry = {s: measured.get(s, {}).get(script) for s in ("quick", "page")}
         if reference[script]["heavy"]:
-            how_long = (f"in the quick setting {format_time(entry['quick'], 'the pinned quick run')}; "
-                        f"in the page's configuration {format_time(entry['page'])}.")
+            how_long = (
+                f"in the quick setting {format_time(entry['quick'], 'the pinned quick run')}; "
+                f"in the page's configuration {format_time(entry['page'])}."
+            )
         else:
             how_long = f"in either setting (the same sizes) {format_time(entry['page'] or entry['quick'])}."
         script_path = DIAGRAMS_DIR / package / f"{script}.py"
-        cells.append(new_markdown_cell(
-            f"## Section {number}. {heading}\n\n"
-            f"`{rel_path(script_path)}`. {module_docstring(script_path)}\n\n"
-            f"**How long it takes** ({where}): {how_long}"))
+        cells.append(
+            new_markdown_cell(
+                f"## Section {number}. {heading}\n\n"
+                f"`{rel_path(script_path)}`. {module_docstring(script_path)}\n\n"
+                f"**How long it takes** ({where}): {how_long}"
+            )
+        )
         for module in modules_needed(package, script):
             if module in written:
                 continue
@@ -410,24 +472,36 @@ After editing a machinery cell, restart the kernel and run all."""))
                     written.add(rel_path(data))
                     cells.extend(data_cells(code_dir, data))
             if module != script:
-                cells.append(new_markdown_cell(
-                    f"`{rel_path(path)}`, the page's code this experiment uses: "
-                    + first_paragraph(module_docstring(path))))
+                cells.append(
+                    new_markdown_cell(
+                        f"`{rel_path(path)}`, the page's code this experiment uses: "
+                        + first_paragraph(module_docstring(path))
+                    )
+                )
             else:
                 cells.append(new_markdown_cell(f"The section script, `{rel_path(path)}`:"))
             cells.append(writefile_cell(code_dir, path))
-        cells.append(new_markdown_cell(
-            "Run it: its numbers beside the page's, its time, and the page's figures drawn from this run."))
+        cells.append(
+            new_markdown_cell(
+                "Run it: its numbers beside the page's, its time, and the page's figures drawn from this run."
+            )
+        )
         cells.append(new_code_cell(f"{script} = experiment({package!r}, {script!r}, SETTING)"))
 
     for i, cell in enumerate(cells):
         cell.id = f"cell-{i:03d}"
-    notebook = new_notebook(cells=cells, metadata={
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-        "pages": {"page": config.PAGE, "built_by": "docs/diagrams/notebooks.py",
-                  "inputs_hash": inputs_hash(package)},
-    })
+    notebook = new_notebook(
+        cells=cells,
+        metadata={
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+            "pages": {
+                "page": config.PAGE,
+                "built_by": "docs/diagrams/notebooks.py",
+                "inputs_hash": inputs_hash(package),
+            },
+        },
+    )
     nbformat.validate(notebook)
     return notebook
 
@@ -499,8 +573,9 @@ def execute(package: str, setting: str, workdir: Path):
     from nbclient import NotebookClient
 
     notebook = with_setting(nbformat.read(notebook_path(package), as_version=4), setting)
-    client = NotebookClient(notebook, kernel_name="python3", timeout=EXECUTE_TIMEOUT,
-                            resources={"metadata": {"path": str(workdir)}})
+    client = NotebookClient(
+        notebook, kernel_name="python3", timeout=EXECUTE_TIMEOUT, resources={"metadata": {"path": str(workdir)}}
+    )
     client.execute()
     return notebook
 
@@ -519,8 +594,9 @@ def measure(package: str, setting: str) -> dict:
         execute(package, setting, Path(tmp))
         elapsed = time.perf_counter() - started
         page = page_config(package).PAGE
-        measured = json.loads((runs_dir(package, setting, Path(tmp)) / page / "notebook_timings.json")
-                              .read_text(encoding="utf-8"))
+        measured = json.loads(
+            (runs_dir(package, setting, Path(tmp)) / page / "notebook_timings.json").read_text(encoding="utf-8")
+        )
     from pagekit import numeric_env
 
     path = timings_path(package)
@@ -537,17 +613,28 @@ def measure(package: str, setting: str) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--page", help="one page (slug or package); default: every page")
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 if a committed notebook differs from a fresh build")
-    parser.add_argument("--time", choices=("quick", "page"),
-                        help="execute the notebook in this setting and record each experiment's time")
-    parser.add_argument("--execute", nargs=2, metavar=("SETTING", "OUTPUT"),
-                        help="execute one page's notebook in SETTING in a temporary directory and "
-                             "write the executed notebook to OUTPUT (the tests)")
-    parser.add_argument("--workdir", type=Path,
-                        help="with --execute: run in this (empty or new) directory instead, and keep "
-                             "what the notebook writes there (its code, and its sections' numbers and "
-                             "figures under <code>/runs/<setting>/)")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 if a committed notebook differs from a fresh build"
+    )
+    parser.add_argument(
+        "--time",
+        choices=("quick", "page"),
+        help="execute the notebook in this setting and record each experiment's time",
+    )
+    parser.add_argument(
+        "--execute",
+        nargs=2,
+        metavar=("SETTING", "OUTPUT"),
+        help="execute one page's notebook in SETTING in a temporary directory and "
+        "write the executed notebook to OUTPUT (the tests)",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        help="with --execute: run in this (empty or new) directory instead, and keep "
+        "what the notebook writes there (its code, and its sections' numbers and "
+        "figures under <code>/runs/<setting>/)",
+    )
     args = parser.parse_args()
     packages = [package_for_page(args.page)] if args.page else page_packages()
     if args.execute:
@@ -568,8 +655,10 @@ def main() -> int:
         path = notebook_path(package)
         if args.time:
             measured = measure(package, args.time)
-            print(f"{rel_path(timings_path(package))}: {args.time}: "
-                  + ", ".join(f"{s} {e['wall']:.1f} s" for s, e in measured.items()))
+            print(
+                f"{rel_path(timings_path(package))}: {args.time}: "
+                + ", ".join(f"{s} {e['wall']:.1f} s" for s, e in measured.items())
+            )
             write_notebook(package, force=True)
         elif args.check:
             current = path.exists() and path.read_text(encoding="utf-8") == notebook_text(package)

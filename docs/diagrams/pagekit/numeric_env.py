@@ -102,8 +102,15 @@ VARIANTS: dict[str, dict[str, str]] = {
     "numpy-x86-v2": {"NPY_DISABLE_CPU_FEATURES": " ".join((NUMPY_CAP, *NUMPY_ABOVE_V3))},
 }
 # The pin's entries that need AVX2 and FMA on x86-64.
-NEEDS_AVX2 = ("OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY", "MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS",
-              "ONEDNN_MAX_CPU_ISA", "NPY_DISABLE_CPU_FEATURES", MATMUL_ENV)
+NEEDS_AVX2 = (
+    "OPENBLAS_CORETYPE",
+    "ATEN_CPU_CAPABILITY",
+    "MKL_CBWR",
+    "MKL_ENABLE_INSTRUCTIONS",
+    "ONEDNN_MAX_CPU_ISA",
+    "NPY_DISABLE_CPU_FEATURES",
+    MATMUL_ENV,
+)
 # x86-64-v3 as /proc/cpuinfo names it (lzcnt is "abm"): what numpy's X86_V3
 # loops, OpenBLAS's Haswell and torch's avx2 kernels may use.
 X86_V3_FLAGS = frozenset({"avx", "avx2", "fma", "bmi1", "bmi2", "f16c", "abm", "movbe"})
@@ -121,8 +128,7 @@ class VariantError(ValueError):
 def variant_name() -> str:
     name = os.environ.get(VARIANT_ENV) or PINNED
     if name not in VARIANTS:
-        raise VariantError(f"${VARIANT_ENV}={name!r} is not a numeric variant "
-                           f"(known: {', '.join(VARIANTS)})")
+        raise VariantError(f"${VARIANT_ENV}={name!r} is not a numeric variant (known: {', '.join(VARIANTS)})")
     return name
 
 
@@ -176,15 +182,19 @@ def apply() -> str:
     if not honoured:
         wanted = {k: v for k, v in wanted.items() if k not in NEEDS_AVX2}
         if not os.environ.get(WARNED_ENV):
-            print(f"note: this machine ({machine_name()}) cannot run the pinned kernels (OpenBLAS "
-                  "Haswell, numpy X86_V3, torch avx2); using the library defaults, so the last digits "
-                  "may differ from the committed numbers, and its numbers are not the page's own run",
-                  file=sys.stderr)
+            print(
+                f"note: this machine ({machine_name()}) cannot run the pinned kernels (OpenBLAS "
+                "Haswell, numpy X86_V3, torch avx2); using the library defaults, so the last digits "
+                "may differ from the committed numbers, and its numbers are not the page's own run",
+                file=sys.stderr,
+            )
             os.environ[WARNED_ENV] = "1"
     loaded = [name for name in ("numpy", "torch") if name in sys.modules]
     if loaded:  # the libraries read these variables when they load
-        raise RuntimeError(f"numeric_env must be applied before {' and '.join(loaded)} is imported: "
-                           "import pagekit.section (or call numeric_env.applied_variant()) first")
+        raise RuntimeError(
+            f"numeric_env must be applied before {' and '.join(loaded)} is imported: "
+            "import pagekit.section (or call numeric_env.applied_variant()) first"
+        )
     for name in CLEARED if honoured else (MATMUL_ENV,):
         os.environ.pop(name, None)
     os.environ.update(wanted)
@@ -296,9 +306,11 @@ def foreign(record: dict) -> str | None:
     can be made, so its own numbers serve its author's loop."""
     environment = record.get("environment") or {}
     if can_honour_pin() and environment.get("honoured") is False and not _kernels_known_foreign():
-        return (f"made where the numeric pin did not hold ({environment.get('machine', 'unknown machine')}, "
-                f"numpy {environment.get('numpy_simd')}, OpenBLAS {environment.get('openblas_core')}); "
-                "regenerate it on a machine that honours the pin, as this one does: `make -B figures`")
+        return (
+            f"made where the numeric pin did not hold ({environment.get('machine', 'unknown machine')}, "
+            f"numpy {environment.get('numpy_simd')}, OpenBLAS {environment.get('openblas_core')}); "
+            "regenerate it on a machine that honours the pin, as this one does: `make -B figures`"
+        )
     return None
 
 

@@ -15,7 +15,6 @@ class QuoteError(ValueError):
     """A quote that cannot be registered (bad name, duplicate, NaN, ...)."""
 
 
-
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 MINUS, TIMES = "\u2212", "\u00d7"
 SCIENTIFIC = re.compile(r"^\.(\d+)x$")  # ".2x" (or ".2e"): 4.77 × 10⁻⁶

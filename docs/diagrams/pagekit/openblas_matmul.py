@@ -25,8 +25,25 @@ import torch
 
 # The operators re-registered, each with its schema's overload names; a test
 # checks that a real run calls no MKL BLAS routine (MKL_VERBOSE).
-OPERATORS = ("mm", "mm.out", "addmm", "addmm.out", "addmm_", "bmm", "bmm.out", "baddbmm",
-             "baddbmm.out", "baddbmm_", "mv", "mv.out", "addmv", "addmv.out", "addmv_", "dot", "vdot")
+OPERATORS = (
+    "mm",
+    "mm.out",
+    "addmm",
+    "addmm.out",
+    "addmm_",
+    "bmm",
+    "bmm.out",
+    "baddbmm",
+    "baddbmm.out",
+    "baddbmm_",
+    "mv",
+    "mv.out",
+    "addmv",
+    "addmv.out",
+    "addmv_",
+    "dot",
+    "vdot",
+)
 # numpy has no bfloat16: these are computed in float32 and rounded back, as
 # MKL's and oneDNN's half-precision products accumulate in float32 too.
 _WIDENED = {torch.bfloat16: torch.float32, torch.float16: torch.float32}
@@ -97,10 +114,23 @@ def vdot(a, b):
 
 
 KERNELS = {
-    "mm": mm, "mm.out": mm_out, "addmm": addmm, "addmm.out": addmm_out, "addmm_": addmm_,
-    "bmm": mm, "bmm.out": mm_out, "baddbmm": addmm, "baddbmm.out": addmm_out, "baddbmm_": addmm_,
-    "mv": mm, "mv.out": mm_out, "addmv": addmm, "addmv.out": addmm_out, "addmv_": addmm_,
-    "dot": dot, "vdot": vdot,
+    "mm": mm,
+    "mm.out": mm_out,
+    "addmm": addmm,
+    "addmm.out": addmm_out,
+    "addmm_": addmm_,
+    "bmm": mm,
+    "bmm.out": mm_out,
+    "baddbmm": addmm,
+    "baddbmm.out": addmm_out,
+    "baddbmm_": addmm_,
+    "mv": mm,
+    "mv.out": mm_out,
+    "addmv": addmm,
+    "addmv.out": addmm_out,
+    "addmv_": addmm_,
+    "dot": dot,
+    "vdot": vdot,
 }
 
 

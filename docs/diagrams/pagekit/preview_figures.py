@@ -61,14 +61,17 @@ def render(svg: Path, png: Path, cairosvg) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    parser.add_argument("--page", action="append", default=[],
-                        help="only this page (slug or page package; repeatable; default every page)")
+    parser.add_argument(
+        "--page",
+        action="append",
+        default=[],
+        help="only this page (slug or page package; repeatable; default every page)",
+    )
     args = parser.parse_args(argv)
     try:
         import cairosvg
     except ImportError as error:
-        print(f"error: cannot import cairosvg ({error}); run `make venv` to install requirements.txt",
-              file=sys.stderr)
+        print(f"error: cannot import cairosvg ({error}); run `make venv` to install requirements.txt", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
         folders = page_folders([p for p in args.page if p])
@@ -91,15 +94,22 @@ def main(argv: list[str] | None = None) -> int:
             render(svg, png, cairosvg)
         except OSError as error:
             failed.append(svg)
-            print(f"[{i:>{width}}/{len(figures)}] FAILED {rel(svg)}: cannot write "
-                  f"{rel(Path(error.filename)) if error.filename else rel(png)} ({error.strerror})",
-                  file=sys.stderr, flush=True)
+            print(
+                f"[{i:>{width}}/{len(figures)}] FAILED {rel(svg)}: cannot write "
+                f"{rel(Path(error.filename)) if error.filename else rel(png)} ({error.strerror})",
+                file=sys.stderr,
+                flush=True,
+            )
             continue
         except Exception as error:  # noqa: BLE001  (a malformed SVG: say which, go on)
             failed.append(svg)
             detail = str(error).strip().splitlines()
-            print(f"[{i:>{width}}/{len(figures)}] FAILED {rel(svg)}: {type(error).__name__}"
-                  f"{': ' + detail[0] if detail else ''}", file=sys.stderr, flush=True)
+            print(
+                f"[{i:>{width}}/{len(figures)}] FAILED {rel(svg)}: {type(error).__name__}"
+                f"{': ' + detail[0] if detail else ''}",
+                file=sys.stderr,
+                flush=True,
+            )
             continue
         print(f"[{i:>{width}}/{len(figures)}] {rel(png)}  {time.perf_counter() - began:.1f} s", flush=True)
 

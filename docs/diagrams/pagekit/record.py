@@ -72,10 +72,7 @@ class Quote:
     def items(self) -> list[tuple[str, float, str]]:
         """(printed name, raw value, text) for each element, in order."""
         if isinstance(self.text, list):
-            return [
-                (f"{self.name}[{i}]", v, t)
-                for i, (v, t) in enumerate(zip(self.value, self.text, strict=True))
-            ]
+            return [(f"{self.name}[{i}]", v, t) for i, (v, t) in enumerate(zip(self.value, self.text, strict=True))]
         return [(self.name, self.value, self.text)]
 
 
@@ -116,9 +113,10 @@ def _calling_expression(frame) -> ast.Call | None:
         lines = linecache.getlines(code.co_filename)
         if None not in positions and lines:
             first, last, start, end = positions
-            span = [line.encode("utf-8") for line in lines[first - 1:last]]
-            text = (span[0][start:end] if first == last
-                    else b"".join([span[0][start:], *span[1:-1], span[-1][:end]])).decode("utf-8")
+            span = [line.encode("utf-8") for line in lines[first - 1 : last]]
+            text = (
+                span[0][start:end] if first == last else b"".join([span[0][start:], *span[1:-1], span[-1][:end]])
+            ).decode("utf-8")
             try:
                 node = ast.parse(text.strip(), mode="eval").body
             except SyntaxError:
@@ -153,13 +151,16 @@ def condition_form(frame, arguments: Callable[[ast.Call], str | None]) -> tuple[
     if text is None:
         return None, {}
     read = [n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)]
-    constants = {name: _plain(frame.f_globals[name]) for name in dict.fromkeys(read)
-                 if CONSTANT_NAME.match(name) and name in frame.f_globals and name not in frame.f_locals}
+    constants = {
+        name: _plain(frame.f_globals[name])
+        for name in dict.fromkeys(read)
+        if CONSTANT_NAME.match(name) and name in frame.f_globals and name not in frame.f_locals
+    }
     return text, constants
 
 
 def _argument(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
-    if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+    if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
         return call.args[index]
     return next((k.value for k in call.keywords if k.arg == keyword), None)
 
@@ -312,8 +313,9 @@ class Section:
         return list(quote.text)
 
     # -- claims --------------------------------------------------------------
-    def claim(self, statement: str, holds: bool, detail: str = "", *, every_seed: bool = True,
-              backs: Sequence[str] = ()) -> bool:
+    def claim(
+        self, statement: str, holds: bool, detail: str = "", *, every_seed: bool = True, backs: Sequence[str] = ()
+    ) -> bool:
         """Record a statement the prose relies on; failures are collected and
         raised together by ``run_section`` (so the robustness report sees
         them all). ``detail`` holds the measured values that decided it.
@@ -328,8 +330,15 @@ class Section:
         form = condition_form(sys._getframe(1), lambda call: _source(_argument(call, 1, "holds")))
         return self._add_claim(statement, holds, detail, every_seed, backs, form)
 
-    def _add_claim(self, statement: str, holds: bool, detail: str, every_seed: bool,
-                   backs: Sequence[str], form: tuple[str | None, dict[str, Any]]) -> bool:
+    def _add_claim(
+        self,
+        statement: str,
+        holds: bool,
+        detail: str,
+        every_seed: bool,
+        backs: Sequence[str],
+        form: tuple[str | None, dict[str, Any]],
+    ) -> bool:
         if isinstance(backs, str):
             backs = (backs,)
         self.claims.append(Claim(statement, bool(holds), detail, every_seed, tuple(backs), *form))
@@ -337,8 +346,17 @@ class Section:
 
     RELATIONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
-    def claim_bound(self, subject: str, measured: float, relation: str, bound: float, *,
-                    fmt: str = "g", every_seed: bool = True, backs: Sequence[str] = ()) -> bool:
+    def claim_bound(
+        self,
+        subject: str,
+        measured: float,
+        relation: str,
+        bound: float,
+        *,
+        fmt: str = "g",
+        every_seed: bool = True,
+        backs: Sequence[str] = (),
+    ) -> bool:
         """Claim ``subject relation bound`` with the words made from the same
         constant as the test, so a threshold cannot change while its
         statement stays the same; the detail records the measured value, the
@@ -351,8 +369,14 @@ class Section:
             parts = [_source(_argument(call, i, k)) for i, k in ((1, "measured"), (3, "bound"))]
             return None if None in parts else f"{parts[0]} {relation} {parts[1]}"
 
-        return self._add_claim(f"{subject} {relation} {format(bound, fmt)}", holds, f"measured {measured:.6g}",
-                               every_seed, backs, condition_form(sys._getframe(1), form))
+        return self._add_claim(
+            f"{subject} {relation} {format(bound, fmt)}",
+            holds,
+            f"measured {measured:.6g}",
+            every_seed,
+            backs,
+            condition_form(sys._getframe(1), form),
+        )
 
     def agree(self, what: str, a: Any, b: Any, *, rtol: float = 0.0, atol: float = 0.0) -> bool:
         """Claim that two computations of one quantity agree, e.g. a closed
@@ -371,8 +395,14 @@ class Section:
             parts = [_source(_argument(call, i, k)) for i, k in ((1, "a"), (2, "b"))]
             return None if None in parts else f"allclose({parts[0]}, {parts[1]}, rtol={rtol!r}, atol={atol!r})"
 
-        return self._add_claim(f"{what} agree within {bound or 'exactly'}", holds, f"largest gap {gap:.3g}",
-                               True, (), condition_form(sys._getframe(1), form))
+        return self._add_claim(
+            f"{what} agree within {bound or 'exactly'}",
+            holds,
+            f"largest gap {gap:.3g}",
+            True,
+            (),
+            condition_form(sys._getframe(1), form),
+        )
 
     # -- figures -------------------------------------------------------------
     @property
@@ -441,17 +471,25 @@ class Section:
             "environment": numeric_env.record(),
             "quotes": quotes,
             "claims": [
-                {"statement": c.statement, "holds": c.holds, "detail": c.detail, "every_seed": c.every_seed,
-                 **({"backs": list(c.backs)} if c.backs else {}),
-                 "condition": c.condition, "constants": c.constants}
+                {
+                    "statement": c.statement,
+                    "holds": c.holds,
+                    "detail": c.detail,
+                    "every_seed": c.every_seed,
+                    **({"backs": list(c.backs)} if c.backs else {}),
+                    "condition": c.condition,
+                    "constants": c.constants,
+                }
                 for c in self.claims
             ],
             "figures": list(self.figures),
             **({"caption_phrases": dict(self.caption_phrases)} if self.caption_phrases else {}),
         }
         if any(q.measured for q in self.quotes.values()):
-            record["measured_on"] = self.measured_on or {"cpu": numeric_env.cpu_model(),
-                                                         **record["environment"]["packages"]}
+            record["measured_on"] = self.measured_on or {
+                "cpu": numeric_env.cpu_model(),
+                **record["environment"]["packages"],
+            }
         return record
 
     def write_numbers(self) -> Path:

@@ -38,8 +38,9 @@ def page_config(package: str):
     """The page package's __init__: PAGE, PAGE_FILE, SECTION_SCRIPTS, ...
     Only registered page packages are imported (never an arbitrary module)."""
     if package not in page_packages():
-        raise PageNameError(f"no page package named {package!r} under docs/diagrams "
-                            f"(pages: {', '.join(page_packages()) or 'none'})")
+        raise PageNameError(
+            f"no page package named {package!r} under docs/diagrams (pages: {', '.join(page_packages()) or 'none'})"
+        )
     return importlib.import_module(package)
 
 

@@ -66,7 +66,15 @@ from pathlib import Path
 
 from pagekit import job_slots
 from pagekit.run_sections import (
-    BUILD_DIR, FIGURES_DIR, REPO_ROOT, SectionScript, all_sections, current_hash, die_with_parent, needs, prepare,
+    BUILD_DIR,
+    FIGURES_DIR,
+    REPO_ROOT,
+    SectionScript,
+    all_sections,
+    current_hash,
+    die_with_parent,
+    needs,
+    prepare,
     resolve_pages,
 )
 from pagekit.run_sections import TIMES_FILE as FIGURES_TIMES
@@ -104,13 +112,18 @@ def variants() -> list[str]:
 def experiment_sections(pages: list[str]) -> list[SectionScript]:
     """The sections the report reruns: all but those a page lists in
     DERIVED_SECTIONS (computed from this report's own data)."""
-    return [s for s in all_sections(pages)
-            if s.name not in getattr(page_config(s.package), "DERIVED_SECTIONS", ())]
+    return [s for s in all_sections(pages) if s.name not in getattr(page_config(s.package), "DERIVED_SECTIONS", ())]
 
 
 # The numeric variants' settings, by the library that reads them.
-LIBRARY_OF_SETTING = {"OPENBLAS_": "OpenBLAS", "NPY_": "numpy", "ATEN_": "torch", "MKL_": "torch",
-                      "ONEDNN_": "torch", "TORCH_": "torch"}
+LIBRARY_OF_SETTING = {
+    "OPENBLAS_": "OpenBLAS",
+    "NPY_": "numpy",
+    "ATEN_": "torch",
+    "MKL_": "torch",
+    "ONEDNN_": "torch",
+    "TORCH_": "torch",
+}
 
 
 def variant_libraries(variant: str) -> frozenset[str]:
@@ -146,8 +159,11 @@ def loads_torch(script: SectionScript) -> bool:
     starts using torch is rerun under the torch variants at once; a test
     checks that a section found not to load torch never imports it."""
     try:
-        paths = [p for p in section_inputs.section_inputs(script.package, script.name)
-                 if p.suffix == ".py" and p.parent.name == script.package]
+        paths = [
+            p
+            for p in section_inputs.section_inputs(script.package, script.name)
+            if p.suffix == ".py" and p.parent.name == script.package
+        ]
     except section_inputs.InputError:
         return True  # its run reports the error
     for path in paths:
@@ -174,6 +190,7 @@ def loads_torch(script: SectionScript) -> bool:
 @dataclass(frozen=True)
 class Skip:
     """Why a variant cannot change a section: the report's cell and sentence."""
+
     cell: str
     why: str
 
@@ -187,12 +204,18 @@ class Skip:
 # products; Prescott's SSE3 kernels make those sections about 1.8 times slower
 # than Sandybridge's, for the same kind of change, so they take Sandybridge's.
 SAMPLING_OPENBLAS_VARIANT = "openblas-sandybridge"
-TORCH_OPENBLAS_SAMPLED = Skip(f"{SKIPPED}: sampled", "its numbers come from torch alone, whose matrix products "
-                           f"`{SAMPLING_OPENBLAS_VARIANT}` already reruns on other OpenBLAS kernels, and "
-                           "{change} only OpenBLAS")
-TORCH_ONLY_NUMPY = Skip(f"{SKIPPED}: numpy exact", "its numbers come from torch; numpy only copies, compares, "
-                        "selects (maximum, median) and formats them, operations whose results no SIMD loop "
-                        "changes, and {change} only numpy's own loops")
+TORCH_OPENBLAS_SAMPLED = Skip(
+    f"{SKIPPED}: sampled",
+    "its numbers come from torch alone, whose matrix products "
+    f"`{SAMPLING_OPENBLAS_VARIANT}` already reruns on other OpenBLAS kernels, and "
+    "{change} only OpenBLAS",
+)
+TORCH_ONLY_NUMPY = Skip(
+    f"{SKIPPED}: numpy exact",
+    "its numbers come from torch; numpy only copies, compares, "
+    "selects (maximum, median) and formats them, operations whose results no SIMD loop "
+    "changes, and {change} only numpy's own loops",
+)
 NO_TORCH = Skip(f"{SKIPPED}: no torch", "it never loads torch, and {change} only torch's settings")
 # Whether torch splits one of its operators between threads depends on the
 # tensors' sizes and the thread count, not on their values, and the reduced
@@ -201,9 +224,12 @@ NO_TORCH = Skip(f"{SKIPPED}: no torch", "it never loads torch, and {change} only
 # vector maths may split by rules of its own; torch's matrix products run on
 # OpenBLAS, one thread whatever torch's count) that the full run's are the same;
 # `make thread-check` compares a full run of each model on both thread counts.
-THREAD_EXACT = Skip(f"{SKIPPED}: threads exact", "its page lists it as one that two torch threads compute as one "
-                    "thread does, at its tensor sizes (checked below on its reduced run, which has the full "
-                    "run's widths and batch sizes), and {change} only the number of torch threads")
+THREAD_EXACT = Skip(
+    f"{SKIPPED}: threads exact",
+    "its page lists it as one that two torch threads compute as one "
+    "thread does, at its tensor sizes (checked below on its reduced run, which has the full "
+    "run's widths and batch sizes), and {change} only the number of torch threads",
+)
 
 
 def skip_reason(script: SectionScript, variant: str) -> Skip | None:
@@ -239,23 +265,33 @@ def skip_check_runs(script: SectionScript) -> list[tuple]:
 def deterministic_part(record: dict) -> dict:
     """What a variant that cannot change a section must leave alone: its
     quotes that are not measurements, and its claims' words and results."""
-    return {"quotes": {k: q["value"] for k, q in record["quotes"].items() if not q.get("measured")},
-            "claims": [[c["statement"], c["holds"]] for c in record["claims"]]}
+    return {
+        "quotes": {k: q["value"] for k, q in record["quotes"].items() if not q.get("measured")},
+        "claims": [[c["statement"], c["holds"]] for c in record["claims"]],
+    }
 
 
 def differences(pinned: dict, other: dict) -> list[str]:
     """Where two deterministic parts differ (values compared as JSON text,
     so a NaN equals a NaN); [] when they are the same."""
+
     def same(a, b) -> bool:
         return json.dumps(a) == json.dumps(b)
-    found = [f"quote {k}: {json.dumps(v)} -> {json.dumps(other['quotes'].get(k))}"
-             for k, v in pinned["quotes"].items() if not same(v, other["quotes"].get(k))]
+
+    found = [
+        f"quote {k}: {json.dumps(v)} -> {json.dumps(other['quotes'].get(k))}"
+        for k, v in pinned["quotes"].items()
+        if not same(v, other["quotes"].get(k))
+    ]
     found += [f"quote {k}: only here" for k in other["quotes"] if k not in pinned["quotes"]]
     if len(pinned["claims"]) != len(other["claims"]):
         found.append(f"{len(pinned['claims'])} claims -> {len(other['claims'])}")
     else:
-        found += [f"claim {a[0]!r}: holds {a[1]} -> {b[1]}" + ("" if a[0] == b[0] else f" ({b[0]!r})")
-                  for a, b in zip(pinned["claims"], other["claims"], strict=True) if not same(a, b)]
+        found += [
+            f"claim {a[0]!r}: holds {a[1]} -> {b[1]}" + ("" if a[0] == b[0] else f" ({b[0]!r})")
+            for a, b in zip(pinned["claims"], other["claims"], strict=True)
+            if not same(a, b)
+        ]
     return found
 
 
@@ -269,30 +305,41 @@ def skip_check(script: SectionScript, results: dict) -> tuple[list[str], list[st
     name = script.name
     missing = [run for run in runs if not (results.get((name, run)) or {}).get("record")]
     if missing:
+
         def last_line(run) -> str:
             error = ((results.get((name, run)) or {}).get("error") or "no result").strip()
             return error.splitlines()[-1] if error else "no output"
-        errors = [f"{name}: the skip check's run under {run_label(*run)} failed: {last_line(run)}"
-                  for run in missing]
+
+        errors = [f"{name}: the skip check's run under {run_label(*run)} failed: {last_line(run)}" for run in missing]
         return [f"- **ERROR** {e}" for e in errors] + [""], errors, {"error": errors}
     parts = {run: deterministic_part(results[(name, run)]["record"]) for run in runs}
     pinned = parts[runs[0]]
     found = {run[0]: differences(pinned, parts[run]) for run in runs[1:]}
-    data = {"runs": [run_label(*run) for run in runs], "quotes": len(pinned["quotes"]),
-            "claims": len(pinned["claims"]), "same": {v: not d for v, d in found.items()},
-            "differences": {v: d for v, d in found.items() if d}}
+    data = {
+        "runs": [run_label(*run) for run in runs],
+        "quotes": len(pinned["quotes"]),
+        "claims": len(pinned["claims"]),
+        "same": {v: not d for v, d in found.items()},
+        "differences": {v: d for v, d in found.items() if d},
+    }
     variant_names = ", ".join(f"`{v}`" for v in found)
     if not any(found.values()):
-        line = (f"Skip checked: its reduced run gives the same {data['quotes']} values and {data['claims']} "
-                f"claims under {variant_names} as under the pinned environment.")
+        line = (
+            f"Skip checked: its reduced run gives the same {data['quotes']} values and {data['claims']} "
+            f"claims under {variant_names} as under the pinned environment."
+        )
         return [line, ""], [], data
     lines, failures = [], []
     for variant, diffs in found.items():
         if diffs:
-            lines.append(f"- **FAILS** skip check under `{variant}`: " + "; ".join(diffs[:5])
-                         + (f"; and {len(diffs) - 5} more" if len(diffs) > 5 else ""))
-            failures.append(f"{name}: skipped under {variant}, but its reduced run there differs: "
-                            + "; ".join(diffs[:3]))
+            lines.append(
+                f"- **FAILS** skip check under `{variant}`: "
+                + "; ".join(diffs[:5])
+                + (f"; and {len(diffs) - 5} more" if len(diffs) > 5 else "")
+            )
+            failures.append(
+                f"{name}: skipped under {variant}, but its reduced run there differs: " + "; ".join(diffs[:3])
+            )
     return lines + [""], failures, data
 
 
@@ -309,9 +356,14 @@ def page_run_record(script: SectionScript, inputs_hash: str | None = None) -> di
     except (OSError, ValueError):
         return None
     current = inputs_hash or current_hash(script)
-    if (not isinstance(record, dict) or current is None or record.get("inputs_hash") != current
-            or record.get("seed_offset") != 0 or record.get("variant") != numeric_env.PINNED
-            or record.get("reduced")):
+    if (
+        not isinstance(record, dict)
+        or current is None
+        or record.get("inputs_hash") != current
+        or record.get("seed_offset") != 0
+        or record.get("variant") != numeric_env.PINNED
+        or record.get("reduced")
+    ):
         return None
     return record
 
@@ -331,7 +383,11 @@ def cached_result(script: SectionScript, run: tuple[str, int], inputs_hash: str 
         kept = json.loads(cache_path(script, run).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(kept, dict) or kept.get("inputs_hash") is None or kept["inputs_hash"] != (inputs_hash or current_hash(script)):
+    if (
+        not isinstance(kept, dict)
+        or kept.get("inputs_hash") is None
+        or kept["inputs_hash"] != (inputs_hash or current_hash(script))
+    ):
         return None
     return kept.get("result")
 
@@ -346,9 +402,13 @@ def keep_result(script: SectionScript, run: tuple[str, int], result: dict, input
 
     try:
         CACHE_DIR.mkdir(parents=True, exist_ok=True)
-        write_json_atomically(cache_path(script, run), {
-            "inputs_hash": inputs_hash or current_hash(script),
-            "result": {k: v for k, v in result.items() if k != "script"}})
+        write_json_atomically(
+            cache_path(script, run),
+            {
+                "inputs_hash": inputs_hash or current_hash(script),
+                "result": {k: v for k, v in result.items() if k != "script"},
+            },
+        )
     except OSError:
         pass
 
@@ -424,16 +484,23 @@ class Server:
         self.variant = variant
         self.log_path = RUNS_DIR / f"server-{variant}-{os.getpid()}.log"  # concurrent reports stay apart
         command = [sys.executable, "-m", "pagekit.robustness_report", "--serve", "--runs-dir", str(RUNS_DIR)] + [
-            a for s in scripts for a in ("--section", f"{s.package}.{s.name}")]
+            a for s in scripts for a in ("--section", f"{s.package}.{s.name}")
+        ]
         with open(self.log_path, "w", encoding="utf-8") as log:
             self.process = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, pass_fds=slots.fds,
-                env={**os.environ, **QUIET_THREADS, numeric_env.VARIANT_ENV: variant, **slots.environment()})
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                pass_fds=slots.fds,
+                env={**os.environ, **QUIET_THREADS, numeric_env.VARIANT_ENV: variant, **slots.environment()},
+            )
         self.buffer = b""
 
     def send(self, number: int, script: SectionScript, run: tuple, inputs_hash: str | None) -> None:
-        self.process.stdin.write(f"{number} {script.package} {script.name} {run[1]} {inputs_hash} "
-                                 f"{int(is_reduced(run))}\n".encode())
+        self.process.stdin.write(
+            f"{number} {script.package} {script.name} {run[1]} {inputs_hash} {int(is_reduced(run))}\n".encode()
+        )
         self.process.stdin.flush()
 
     def messages(self) -> list[dict]:
@@ -462,8 +529,9 @@ class Server:
         self.log_path.unlink(missing_ok=True)
 
 
-def run_all(jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: int | None = None,
-            hashes: dict | None = None) -> dict:
+def run_all(
+    jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: int | None = None, hashes: dict | None = None
+) -> dict:
     """{(section name, run): result} for every job, longest first on
     ``cores`` cores (default: all), each kept in the cache as it ends under
     its section's inputs hash (``hashes``: as decided by the caller)."""
@@ -482,9 +550,10 @@ def run_all(jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: 
     # run's own pool shares them (job_slots.py): no more than ``cores``
     # processes train at once, however many runs have a pool of their own.
     slots = job_slots.JobSlots(cores)
-    servers = {v: Server(v, sorted({s for s, run in jobs if run[0] == v}, key=lambda s: (s.package, s.name)),
-                         slots)
-               for v in variants_needed}
+    servers = {
+        v: Server(v, sorted({s for s, run in jobs if run[0] == v}, key=lambda s: (s.package, s.name)), slots)
+        for v in variants_needed
+    }
     selector = selectors.DefaultSelector()
     for server in servers.values():
         selector.register(server.process.stdout, selectors.EVENT_READ, server)
@@ -509,31 +578,44 @@ def run_all(jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: 
                         server.process.wait()
                         lost = [numbered[n] for n in running if numbered[n][1][0] == server.variant]
                         if lost or any(job[1][0] == server.variant for job in pending):
-                            raise SystemExit(f"error: the server of variant {server.variant} exited "
-                                             f"(status {server.process.returncode}):\n{server.log_tail()}")
+                            raise SystemExit(
+                                f"error: the server of variant {server.variant} exited "
+                                f"(status {server.process.returncode}):\n{server.log_tail()}"
+                            )
                         continue
                     if message["event"] == "ready":
-                        progress(f"{server.variant}: libraries and sections imported "
-                                 f"({message['cpu']:.1f} s CPU)")
+                        progress(f"{server.variant}: libraries and sections imported ({message['cpu']:.1f} s CPU)")
                         schedule.append({"variant": server.variant, "run": "imports", "cpu": message["cpu"]})
                         continue
                     job, began = running.pop(message["number"])
                     result = read_json_dict(Path(message["file"])) or {
-                        "ok": False, "record": None, "seconds": 0.0,
-                        "error": f"the run died before it reported (status {message['status']})"}
+                        "ok": False,
+                        "record": None,
+                        "seconds": 0.0,
+                        "error": f"the run died before it reported (status {message['status']})",
+                    }
                     Path(message["file"]).unlink(missing_ok=True)
                     results[(job[0].name, job[1])] = result
                     cpu = message["cpu"]
                     if result["ok"]:
                         costs[cost_key(job[0], job[1])] = round(cpu, 2)
-                    schedule.append({"section": f"{job[0].package}.{job[0].name}", "variant": job[1][0],
-                                     "seed_offset": job[1][1], "reduced": is_reduced(job[1]),
-                                     "start": round(began - started_at, 2),
-                                     "end": round(time.perf_counter() - started_at, 2), "cpu": round(cpu, 2),
-                                     "estimate": round(estimate[job], 2)})
-                    progress(f"{job[0].name} under {run_label(*job[1])}: "
-                             + ("done" if result["ok"] else "ERROR")
-                             + f" ({time.perf_counter() - began:.1f} s, {cpu:.1f} s CPU)")
+                    schedule.append(
+                        {
+                            "section": f"{job[0].package}.{job[0].name}",
+                            "variant": job[1][0],
+                            "seed_offset": job[1][1],
+                            "reduced": is_reduced(job[1]),
+                            "start": round(began - started_at, 2),
+                            "end": round(time.perf_counter() - started_at, 2),
+                            "cpu": round(cpu, 2),
+                            "estimate": round(estimate[job], 2),
+                        }
+                    )
+                    progress(
+                        f"{job[0].name} under {run_label(*job[1])}: "
+                        + ("done" if result["ok"] else "ERROR")
+                        + f" ({time.perf_counter() - began:.1f} s, {cpu:.1f} s CPU)"
+                    )
     finally:  # also on an interrupt or a failed server: stop every server, keep what finished
         for server in servers.values():
             server.stop()
@@ -542,10 +624,11 @@ def run_all(jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: 
         write_cache_file(COSTS_FILE, costs)
     wall = time.perf_counter() - started_at
     busy = sum(entry["cpu"] for entry in schedule)
-    write_cache_file(SCHEDULE_FILE, {"cores": cores, "wall": round(wall, 2), "cpu": round(busy, 2),
-                                     "runs": schedule})
-    progress(f"{len(jobs)} run(s) in {wall:.1f} s on {cores} core(s): {busy:.0f} CPU-s of runs and imports, "
-             f"the cores {min(1.0, busy / (wall * cores)):.0%} busy ({rel_path(SCHEDULE_FILE)})")
+    write_cache_file(SCHEDULE_FILE, {"cores": cores, "wall": round(wall, 2), "cpu": round(busy, 2), "runs": schedule})
+    progress(
+        f"{len(jobs)} run(s) in {wall:.1f} s on {cores} core(s): {busy:.0f} CPU-s of runs and imports, "
+        f"the cores {min(1.0, busy / (wall * cores)):.0%} busy ({rel_path(SCHEDULE_FILE)})"
+    )
     return results
 
 
@@ -586,8 +669,7 @@ def serve(names: list[str]) -> int:
             for line in filter(None, lines):
                 number, package, name, offset, inputs_hash, reduced = line.decode().split()
                 inputs_hash = None if inputs_hash == "None" else inputs_hash
-                job = (SectionScript(package, name), int(offset), False, None, False, inputs_hash,
-                       reduced == "1")
+                job = (SectionScript(package, name), int(offset), False, None, False, inputs_hash, reduced == "1")
                 result_path = RUNS_DIR / f"run-{os.getpid()}-{number}.json"
                 pid = os.fork()
                 if pid == 0:
@@ -600,8 +682,19 @@ def serve(names: list[str]) -> int:
             if pid == 0:
                 break
             number, result_path = running.pop(pid)
-            print(json.dumps({"event": "end", "number": number, "file": str(result_path), "status": status,
-                              "cpu": usage.ru_utime + usage.ru_stime}), file=out, flush=True)
+            print(
+                json.dumps(
+                    {
+                        "event": "end",
+                        "number": number,
+                        "file": str(result_path),
+                        "status": status,
+                        "cpu": usage.ru_utime + usage.ru_stime,
+                    }
+                ),
+                file=out,
+                flush=True,
+            )
     return 0
 
 
@@ -646,8 +739,9 @@ def claim_cell(claim: dict | None, must_hold: bool) -> tuple[str, bool]:
     return f"not here{detail}", False
 
 
-def section_report(script: SectionScript, runs: list[tuple[str, int]], results: dict,
-                   data: dict | None = None) -> tuple[list[str], list[str], list[str]]:
+def section_report(
+    script: SectionScript, runs: list[tuple[str, int]], results: dict, data: dict | None = None
+) -> tuple[list[str], list[str], list[str]]:
     """Markdown lines for one section, its failures (one line each), and its
     rounding-sensitive quotes. ``data``, when given, receives the same
     results in machine-readable form under the section's name."""
@@ -660,7 +754,7 @@ def section_report(script: SectionScript, runs: list[tuple[str, int]], results: 
         named = [f"`{run[0]}`" for run, s in skips.items() if s == skip]
         listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
         change = "that variant changes" if len(named) == 1 else "those variants change"
-        lines += [f"Not rerun under {listed} (\"{skip.cell}\" below): {skip.why.format(change=change)}.", ""]
+        lines += [f'Not rerun under {listed} ("{skip.cell}" below): {skip.why.format(change=change)}.', ""]
     check_lines, check_failures, check_data = skip_check(script, results)
     lines += check_lines
     failures += check_failures
@@ -676,8 +770,12 @@ def section_report(script: SectionScript, runs: list[tuple[str, int]], results: 
     header = " | ".join(run_label(*run) for run in runs)
     lines += ["| claim | must hold | " + header + " |", "|---|---|" + "---|" * len(runs)]
     by_statement = {run: {c["statement"]: c for c in records[run]["claims"]} for run in applicable}
-    mine = {"runs": [run_label(*run) for run in applicable], "claims": [], "quotes": {},
-            "skipped": {run_label(*run): skip.why.format(change="that variant changes") for run, skip in skips.items()}}
+    mine = {
+        "runs": [run_label(*run) for run in applicable],
+        "claims": [],
+        "quotes": {},
+        "skipped": {run_label(*run): skip.why.format(change="that variant changes") for run, skip in skips.items()},
+    }
     if check_data:
         mine["skip_check"] = check_data
     if data is not None:
@@ -694,37 +792,56 @@ def section_report(script: SectionScript, runs: list[tuple[str, int]], results: 
             cell, failed = claim_cell(other, must)
             cells.append(cell)
             if failed:
-                failures.append(f"{name}: {claim['statement']} "
-                                + ("is missing" if other is None else "FAILS") + f" under {run_label(*run)}"
-                                + (f" ({other['detail']})" if other and other.get("detail") else ""))
-        mine["claims"].append({
-            "statement": claim["statement"], "every_seed": every_seed,
-            "holds": {run_label(*run): (by_statement[run].get(claim["statement"]) or {}).get("holds")
-                      for run in applicable}})
+                failures.append(
+                    f"{name}: {claim['statement']} "
+                    + ("is missing" if other is None else "FAILS")
+                    + f" under {run_label(*run)}"
+                    + (f" ({other['detail']})" if other and other.get("detail") else "")
+                )
+        mine["claims"].append(
+            {
+                "statement": claim["statement"],
+                "every_seed": every_seed,
+                "holds": {
+                    run_label(*run): (by_statement[run].get(claim["statement"]) or {}).get("holds")
+                    for run in applicable
+                },
+            }
+        )
         scope = "every seed and variant" if every_seed else "seed 0, every variant"
         lines.append(f"| {claim['statement']} | {scope} | " + " | ".join(cells) + " |")
 
     seed_runs = [run for run in runs if run[0] == numeric_env.PINNED]
     variant_runs = [run for run in applicable if run[0] != numeric_env.PINNED]
     sensitive = []
-    quote_lines = ["", "| quote | page's text | mean ± sd over seeds | " + header + " | rounding |",
-                   "|---|---|---|" + "---|" * len(runs) + "---|"]
+    quote_lines = [
+        "",
+        "| quote | page's text | mean ± sd over seeds | " + header + " | rounding |",
+        "|---|---|---|" + "---|" * len(runs) + "---|",
+    ]
     for element, texts, values, measured in quote_elements(records, runs):
         mine["quotes"][element] = {
             "measured": measured,
             "text": {run_label(*run): texts[run] for run in applicable},
-            "value": {run_label(*run): (None if values[run] != values[run] else values[run]) for run in applicable}}
+            "value": {run_label(*run): (None if values[run] != values[run] else values[run]) for run in applicable},
+        }
         texts = {run: texts[run] if run in applicable else skips[run].cell for run in runs}
         if measured:
-            quote_lines.append(f"| {element} | {texts[PAGE_RUN]} | measured | " +
-                               " | ".join(texts[run] for run in runs) + " | measured |")
+            quote_lines.append(
+                f"| {element} | {texts[PAGE_RUN]} | measured | "
+                + " | ".join(texts[run] for run in runs)
+                + " | measured |"
+            )
             continue
         moved = [run for run in variant_runs if texts[run] != texts[PAGE_RUN]]
         if moved:
             sensitive.append(element)
         rounding = ("**sensitive** (" + ", ".join(run_label(*r) for r in moved) + ")") if moved else "stable"
-        quote_lines.append(f"| {element} | {texts[PAGE_RUN]} | {spread([values[r] for r in seed_runs])} | "
-                           + " | ".join(texts[run] for run in runs) + f" | {rounding} |")
+        quote_lines.append(
+            f"| {element} | {texts[PAGE_RUN]} | {spread([values[r] for r in seed_runs])} | "
+            + " | ".join(texts[run] for run in runs)
+            + f" | {rounding} |"
+        )
     lines.append("")
     lines.append("Rounding-sensitive quotes: " + (", ".join(sensitive) if sensitive else "none") + ".")
     return lines + quote_lines + [""], failures, sensitive
@@ -761,7 +878,7 @@ def spread(values: list[float]) -> str:
         return "missing"
     over = "" if len(present) == len(values) else f" (over {len(present)} of {len(values)} seeds)"
     if all(v == present[0] for v in present):
-        return ("same at every seed" if not over else f"{present[0]:.4g}{over}")
+        return "same at every seed" if not over else f"{present[0]:.4g}{over}"
     return f"{statistics.fmean(present):.4g} ± {statistics.pstdev(present):.2g}{over}"
 
 
@@ -770,23 +887,28 @@ def page_report(package: str, runs: list, results: dict) -> tuple[str, list[str]
     config = page_config(package)
     scripts = experiment_sections([package])
     body, failures, summary = [], [], []
-    data = {"page": config.PAGE, "seed_runs": [run_label(*run) for run in runs if run[0] == numeric_env.PINNED],
-            "sections": {}}
+    data = {
+        "page": config.PAGE,
+        "seed_runs": [run_label(*run) for run in runs if run[0] == numeric_env.PINNED],
+        "sections": {},
+    }
     for script in scripts:
         lines, failed, sensitive = section_report(script, runs, results, data["sections"])
         body += lines
         failures += failed
         verdict = f"{len(failed)} failure(s)" if failed else "every claim holds where it must"
-        summary.append(f"- {script.name}: {verdict}; rounding-sensitive quotes: "
-                       + (", ".join(sensitive) if sensitive else "none"))
+        summary.append(
+            f"- {script.name}: {verdict}; rounding-sensitive quotes: " + (", ".join(sensitive) if sensitive else "none")
+        )
     variant_list = ", ".join(f"`{v}`" for v in variants())
     text = [
-        f"# Robustness report: {config.PAGE}", "",
+        f"# Robustness report: {config.PAGE}",
+        "",
         f"Written by `make robustness` (`make seeds`): every section at seed offsets "
         f"{', '.join(map(str, OFFSETS))} under the pinned numeric environment, and at seed offset 0 "
         f"under the numeric variants {variant_list} (see `docs/diagrams/numeric_env.py`). A claim "
-        "\"every seed and variant\" must hold in every run; one about the page's own run (\"seed 0, "
-        "every variant\") must hold at seed offset 0 under every variant, and other seeds show "
+        '"every seed and variant" must hold in every run; one about the page\'s own run ("seed 0, '
+        'every variant") must hold at seed offset 0 under every variant, and other seeds show '
         "whether it happens to hold there. A quote is *rounding-sensitive* when its printed text "
         "changes under a variant at seed 0. The seed-0 pinned column is the page's own run, taken "
         "from its committed numbers. A run whose variant cannot change a section, or (the thread "
@@ -796,20 +918,22 @@ def page_report(package: str, runs: list, results: dict) -> tuple[str, list[str]
         "which already reruns torch's matrix products on other OpenBLAS kernels; one that never loads "
         "torch under the torch variants; one its page lists as computed alike on one and two torch "
         "threads under the two-thread variant), and the section says why; the numpy skip and the thread "
-        "skip are checked, each skipped variant's reduced run against the pinned one (\"Skip checked\"), "
+        'skip are checked, each skipped variant\'s reduced run against the pinned one ("Skip checked"), '
         "the OpenBLAS one is not. "
         "The same results, "
         "machine-readable, are in "
-        f"`{data_path(config.PAGE).name}` beside this file.", "",
-        *summary, "", *body,
+        f"`{data_path(config.PAGE).name}` beside this file.",
+        "",
+        *summary,
+        "",
+        *body,
         *[HASH_LINE.format(section=s.name, hash=current_hash(s)) for s in scripts],
     ]
     data["inputs"] = {s.name: current_hash(s) for s in scripts}
     return "\n".join(text).rstrip() + "\n", failures, data
 
 
-def build_reports(pages: list[str], progress=print, cores: int | None = None
-                  ) -> dict[str, tuple[str, list[str], dict]]:
+def build_reports(pages: list[str], progress=print, cores: int | None = None) -> dict[str, tuple[str, list[str], dict]]:
     scripts = experiment_sections(pages)
     runs = [(numeric_env.PINNED, off) for off in OFFSETS] + [(v, 0) for v in variants()]
     progress(f"{len(scripts)} section(s) x {len(runs)} runs ({len(OFFSETS)} seeds, {len(variants())} variants)")
@@ -867,11 +991,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
     try:
-        reports = build_reports(pages, cores=args.jobs,
-                                progress=lambda m: print(f"[{time.perf_counter() - start:6.1f} s] {m}", flush=True))
+        reports = build_reports(
+            pages, cores=args.jobs, progress=lambda m: print(f"[{time.perf_counter() - start:6.1f} s] {m}", flush=True)
+        )
     except KeyboardInterrupt:
-        print(f"interrupted: every finished run is kept ({rel_path(CACHE_DIR)}); the next report reruns only "
-              "the others", file=sys.stderr)
+        print(
+            f"interrupted: every finished run is kept ({rel_path(CACHE_DIR)}); the next report reruns only the others",
+            file=sys.stderr,
+        )
         return 130
     failures = []
     from pagekit.atomic import write_json_atomically, write_text_atomically
@@ -884,9 +1011,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {report_path(page).relative_to(REPO_ROOT)} and {data_path(page).name}")
     for line in failures:
         print(f"FAIL {line}", file=sys.stderr)
-    print(f"robustness: {len(failures)} failure(s) in {time.perf_counter() - start:.0f} s"
-          + ("" if failures else "; every claim holds where it must"),
-          file=sys.stderr if failures else sys.stdout)
+    print(
+        f"robustness: {len(failures)} failure(s) in {time.perf_counter() - start:.0f} s"
+        + ("" if failures else "; every claim holds where it must"),
+        file=sys.stderr if failures else sys.stdout,
+    )
     return 1 if failures else 0
 
 

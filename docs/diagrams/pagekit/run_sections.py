@@ -76,8 +76,7 @@ class SectionScript:
 
 def all_sections(pages: list[str] | None = None) -> list[SectionScript]:
     """Every section script, of the given page packages or of all pages."""
-    return [SectionScript(package, name) for package in (pages or page_packages())
-            for name in section_scripts(package)]
+    return [SectionScript(package, name) for package in (pages or page_packages()) for name in section_scripts(package)]
 
 
 def inputs_of(script: SectionScript) -> list[Path]:
@@ -110,8 +109,11 @@ def stale_reason(script: SectionScript) -> str | None:
     if recorded is None:
         if not script.numbers_path.exists():
             return "no numbers yet"
-        return "its numbers were made where the numeric pin did not hold" if foreign_numbers(script) \
+        return (
+            "its numbers were made where the numeric pin did not hold"
+            if foreign_numbers(script)
             else "its numbers record no inputs hash"
+        )
     try:
         current = section_inputs.inputs_hash(script.package, script.name, numeric_env.PINNED)
     except section_inputs.InputError:
@@ -154,22 +156,42 @@ def _work(job: tuple) -> dict:
     try:
         module = cli.section_module(script.package, script.name)
         section = cli.run_section(
-            module, seed_offset=seed_offset, figures=figures,
-            out_dir=Path(out_dir) if out_dir else None, write=write,
+            module,
+            seed_offset=seed_offset,
+            figures=figures,
+            out_dir=Path(out_dir) if out_dir else None,
+            write=write,
             raise_on_failed_claims=write,  # the robustness report wants the results anyway
-            reduced=reduced, inputs_hash=inputs_hash,
+            reduced=reduced,
+            inputs_hash=inputs_hash,
         )
-        return {"script": script, "ok": True, "started": start, "seconds": time.perf_counter() - start,
-                "record": section.record(), "error": None}
-    except (record.ClaimsFailed, numformat.QuoteError, figure_bounds.FigureBoundsError,
-            section_inputs.InputError) as error:
+        return {
+            "script": script,
+            "ok": True,
+            "started": start,
+            "seconds": time.perf_counter() - start,
+            "record": section.record(),
+            "error": None,
+        }
+    except (
+        record.ClaimsFailed,
+        numformat.QuoteError,
+        figure_bounds.FigureBoundsError,
+        section_inputs.InputError,
+    ) as error:
         message = str(error)
     except OSError as error:
         message = f"cannot write {error.filename or 'its outputs'}: {error.strerror}"
     except Exception:  # a bug in a section: show its traceback, keep the others going
         message = traceback.format_exc()
-    return {"script": script, "ok": False, "started": start, "seconds": time.perf_counter() - start,
-            "record": None, "error": message}
+    return {
+        "script": script,
+        "ok": False,
+        "started": start,
+        "seconds": time.perf_counter() - start,
+        "record": None,
+        "error": message,
+    }
 
 
 # What a section needs imported before it can fork, cheapest first: nothing
@@ -200,8 +222,12 @@ def needs(script: SectionScript) -> int:
                 level = max(level, NEEDS_TORCH)
             if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "torch":
                 level = max(level, NEEDS_TORCH)
-            if (isinstance(node, ast.Attribute) and node.attr[:1].isupper()
-                    and isinstance(node.value, ast.Attribute) and node.value.attr == "optim"):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr[:1].isupper()
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "optim"
+            ):
                 level = NEEDS_OPTIMISER
     return level
 
@@ -256,8 +282,11 @@ def save_times(times: dict[str, float]) -> None:
     try:
         atomic.write_json_atomically(TIMES_FILE, times)
     except OSError as error:
-        print(f"warning: could not save section timings to {registry.rel_path(TIMES_FILE)} "
-              f"({error.strerror}); the next run orders sections without them", file=sys.stderr)
+        print(
+            f"warning: could not save section timings to {registry.rel_path(TIMES_FILE)} "
+            f"({error.strerror}); the next run orders sections without them",
+            file=sys.stderr,
+        )
 
 
 def _child(job: tuple, connection) -> None:
@@ -274,8 +303,9 @@ def _child(job: tuple, connection) -> None:
         connection.close()
 
 
-def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
-             remember_times: bool = False, isolate: bool = False) -> list[dict]:
+def run_many(
+    jobs: list[tuple], workers: int | None = None, *, announce=None, remember_times: bool = False, isolate: bool = False
+) -> list[dict]:
     """Run jobs in forked workers, about ``workers`` at a time, longest (by
     the last run's times) first; results come back in job order.
 
@@ -309,16 +339,21 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
     def load(levels: range) -> None:
         """Import the modules of the sections at these levels; one that
         fails to import fails alone, now."""
-        scripts = sorted({jobs[i][0] for i in pending if level_of[i] in levels},
-                         key=lambda s: (s.package, s.name))
+        scripts = sorted({jobs[i][0] for i in pending if level_of[i] in levels}, key=lambda s: (s.package, s.name))
         if not scripts:
             return
         broken = preload(scripts, warm_up=not warmed)
         warmed.append(True)
         for i in [i for i in pending if jobs[i][0] in broken]:
             pending.remove(i)
-            results[i] = {"script": jobs[i][0], "ok": False, "started": time.perf_counter(), "seconds": 0.0,
-                          "record": None, "error": broken[jobs[i][0]]}
+            results[i] = {
+                "script": jobs[i][0],
+                "ok": False,
+                "started": time.perf_counter(),
+                "seconds": 0.0,
+                "record": None,
+                "error": broken[jobs[i][0]],
+            }
             if announce:
                 announce("end", jobs[i], results[i])
 
@@ -371,8 +406,14 @@ def run_many(jobs: list[tuple], workers: int | None = None, *, announce=None,
                 results[i] = receive.recv()
             except EOFError:  # the worker died before it could report
                 process.join()
-                results[i] = {"script": jobs[i][0], "ok": False, "started": 0.0, "seconds": 0.0,
-                              "record": None, "error": f"worker died (exit code {process.exitcode})"}
+                results[i] = {
+                    "script": jobs[i][0],
+                    "ok": False,
+                    "started": 0.0,
+                    "seconds": 0.0,
+                    "record": None,
+                    "error": f"worker died (exit code {process.exitcode})",
+                }
             process.join()
             if announce:
                 announce("end", jobs[i], results[i])
@@ -453,8 +494,10 @@ def one_run_at_a_time():
         BUILD_DIR.mkdir(parents=True, exist_ok=True)
         handle = open(LOCK_FILE, "a+")
     except OSError as error:
-        print(f"warning: cannot create the lock {LOCK_FILE} ({error.strerror}); not guarding "
-              "against a concurrent run", file=sys.stderr)
+        print(
+            f"warning: cannot create the lock {LOCK_FILE} ({error.strerror}); not guarding against a concurrent run",
+            file=sys.stderr,
+        )
         yield
         return
     with handle:
@@ -463,8 +506,11 @@ def one_run_at_a_time():
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "unknown"
-            print(f"another `make figures` is running (pid {holder}); waiting for it to finish",
-                  file=sys.stderr, flush=True)
+            print(
+                f"another `make figures` is running (pid {holder}); waiting for it to finish",
+                file=sys.stderr,
+                flush=True,
+            )
             fcntl.flock(handle, fcntl.LOCK_EX)
         handle.seek(0)
         handle.truncate()
@@ -509,8 +555,9 @@ def main(argv: list[str] | None = None) -> int:
     which.add_argument("--stale", action="store_true", help="only sections whose inputs changed (default)")
     which.add_argument("--all", action="store_true", help="every section")
     parser.add_argument("sections", nargs="*", help="section names to run (default: per --stale/--all)")
-    parser.add_argument("--page", action="append", default=[],
-                        help="only this page (slug or package; repeatable; default every page)")
+    parser.add_argument(
+        "--page", action="append", default=[], help="only this page (slug or package; repeatable; default every page)"
+    )
     parser.add_argument("-j", "--jobs", type=int, default=None, help="workers (default: one per core)")
     args = parser.parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
@@ -521,8 +568,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if numeric_env.variant_name() != numeric_env.PINNED:
-        print(f"error: ${numeric_env.VARIANT_ENV} is set: `make figures` writes only the page's own run "
-              "(use `make seeds` for the other numeric variants)", file=sys.stderr)
+        print(
+            f"error: ${numeric_env.VARIANT_ENV} is set: `make figures` writes only the page's own run "
+            "(use `make seeds` for the other numeric variants)",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
 
     scripts = all_sections(pages)
@@ -539,8 +589,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with one_run_at_a_time():
             for tmp in remove_leftover_temp_files(sorted({s.page for s in scripts})):
-                print(f"removed a temp file left by an interrupted run: {tmp.relative_to(REPO_ROOT)}",
-                      file=sys.stderr)
+                print(f"removed a temp file left by an interrupted run: {tmp.relative_to(REPO_ROOT)}", file=sys.stderr)
             if args.sections:
                 chosen = [(s, "asked for") for s in scripts if s.name in args.sections]
             elif args.all:
@@ -553,8 +602,11 @@ def main(argv: list[str] | None = None) -> int:
             warn_if_foreign_kernels()
             return run_and_report(chosen, args.jobs)
     except KeyboardInterrupt:
-        print("interrupted: the committed outputs are as they were before each unfinished section "
-              "(finished sections were written whole)", file=sys.stderr)
+        print(
+            "interrupted: the committed outputs are as they were before each unfinished section "
+            "(finished sections were written whole)",
+            file=sys.stderr,
+        )
         return EXIT_INTERRUPTED
 
 
@@ -565,16 +617,18 @@ def warn_if_foreign_kernels() -> None:
     reason = kernel_fingerprint.mismatch_reason()
     if reason and numeric_env.can_honour_pin():
         os.environ[numeric_env.FOREIGN_KERNELS_ENV] = reason
-        print(f"note: {reason}. The numbers made here are this machine's, not the page's own run: "
-              "their records say so, and they will differ from the committed ones in their last digits.",
-              file=sys.stderr, flush=True)
+        print(
+            f"note: {reason}. The numbers made here are this machine's, not the page's own run: "
+            "their records say so, and they will differ from the committed ones in their last digits.",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def run_and_report(chosen: list[tuple[SectionScript, str]], jobs_wanted: int | None) -> int:
     start = time.perf_counter()
     width = max(len(s.name) for s, _ in chosen)
-    print(f"running {len(chosen)} section(s): "
-          + ", ".join(f"{s.name} ({why})" for s, why in chosen), flush=True)
+    print(f"running {len(chosen)} section(s): " + ", ".join(f"{s.name} ({why})" for s, why in chosen), flush=True)
     jobs = [(s, 0, True, None, True, current_hash(s)) for s, _ in chosen]
 
     def announce(event: str, job: tuple, result: dict | None) -> None:
@@ -599,12 +653,20 @@ def run_and_report(chosen: list[tuple[SectionScript, str]], jobs_wanted: int | N
             results[i] = result
     failed = [r for r in results if not r["ok"]]
     for r in failed:
-        print(f"\n{r['script'].page}/{r['script'].name} failed; its committed numbers are now stale "
-              f"for `make check`:\n  " + r["error"].rstrip().replace("\n", "\n  "), file=sys.stderr)
-    changed_meanwhile = [job[0].name for job, r in zip(jobs, results, strict=True) if r["ok"] and current_hash(job[0]) != job[5]]
+        print(
+            f"\n{r['script'].page}/{r['script'].name} failed; its committed numbers are now stale "
+            f"for `make check`:\n  " + r["error"].rstrip().replace("\n", "\n  "),
+            file=sys.stderr,
+        )
+    changed_meanwhile = [
+        job[0].name for job, r in zip(jobs, results, strict=True) if r["ok"] and current_hash(job[0]) != job[5]
+    ]
     for name in changed_meanwhile:
-        print(f"note: {name} changed while it ran: its numbers record the old inputs, so the next "
-              "`make figures` reruns it", file=sys.stderr)
+        print(
+            f"note: {name} changed while it ran: its numbers record the old inputs, so the next "
+            "`make figures` reruns it",
+            file=sys.stderr,
+        )
     total = time.perf_counter() - start
     summary = f"{len(results) - len(failed)} of {len(results)} section(s) regenerated in {total:.1f} s"
     if failed:

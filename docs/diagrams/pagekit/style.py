@@ -21,8 +21,7 @@ matplotlib.use("Agg")  # no display; SVGs are written by the svg backend anyway
 from matplotlib.figure import Figure  # (after the backend choice)
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
-from matplotlib.ticker import (
-    FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator)
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
 import numpy as np
 
 from pagekit.numformat import superscript
@@ -48,15 +47,15 @@ PALETTE = {
 # 4.6:1 against white; blue and ink are dark enough already. Lines and fills
 # keep PALETTE; tests/test_figures.py checks the ratios.
 TEXT_PALETTE = {
-    "blue": "#0072B2",    # 5.19:1
+    "blue": "#0072B2",  # 5.19:1
     "orange": "#9C6C00",  # 4.61:1
-    "green": "#008460",   # 4.70:1
-    "red": "#C05500",     # 4.62:1
+    "green": "#008460",  # 4.70:1
+    "red": "#C05500",  # 4.62:1
     "purple": "#BB4D8A",  # 4.62:1
-    "sky": "#177BB3",     # 4.65:1
+    "sky": "#177BB3",  # 4.65:1
     "yellow": "#80770A",  # 4.60:1
-    "grey": "#757575",    # 4.61:1
-    "ink": "#222222",     # 15.91:1
+    "grey": "#757575",  # 4.61:1
+    "ink": "#222222",  # 15.91:1
 }
 _TEXT_SHADE = {PALETTE[name].upper(): shade for name, shade in TEXT_PALETTE.items()}
 
@@ -168,18 +167,29 @@ def new_figure(
     left, bottom, right, top = (m * MARGIN_SCALE for m in margins)
     if suptitle is not None:
         top += SUPTITLE_PAD + SUPTITLE_LINE * (suptitle.count("\n") + 1)
-        fig.suptitle(suptitle, x=0.08 / width, y=1 - SUPTITLE_PAD / height, ha="left", va="top",
-                     fontsize=TITLE_PT, fontweight="bold")
+        fig.suptitle(
+            suptitle,
+            x=0.08 / width,
+            y=1 - SUPTITLE_PAD / height,
+            ha="left",
+            va="top",
+            fontsize=TITLE_PT,
+            fontweight="bold",
+        )
     rows, columns = grid
     inner_width = width - left - right - wspace * (columns - 1)
     inner_height = height - bottom - top - hspace * (rows - 1)
     if inner_width <= 0 or inner_height <= 0:
-        raise ValueError(f"margins {margins} and gaps leave no room for the axes "
-                         f"in a {width} x {height} inch figure")
+        raise ValueError(f"margins {margins} and gaps leave no room for the axes in a {width} x {height} inch figure")
     # GridSpec gaps are fractions of the average axes width (height).
-    fig.subplots_adjust(left=left / width, right=1 - right / width,
-                        bottom=bottom / height, top=1 - top / height,
-                        wspace=wspace * columns / inner_width, hspace=hspace * rows / inner_height)
+    fig.subplots_adjust(
+        left=left / width,
+        right=1 - right / width,
+        bottom=bottom / height,
+        top=1 - top / height,
+        wspace=wspace * columns / inner_width,
+        hspace=hspace * rows / inner_height,
+    )
     return fig
 
 
@@ -204,8 +214,7 @@ def label_line_ends(ax, labels: Sequence[tuple[float, str, str]], *, gap_pt: flo
     height_pt = ax.get_position().height * ax.figure.get_figheight() * 72
     gap = gap_pt / height_pt  # in axes fractions
     to_axes = ax.transData + ax.transAxes.inverted()
-    wanted = sorted((float(to_axes.transform((ax.get_xlim()[1], y))[1]), text, colour)
-                    for y, text, colour in labels)
+    wanted = sorted((float(to_axes.transform((ax.get_xlim()[1], y))[1]), text, colour) for y, text, colour in labels)
     placed: list[float] = []
     for y, _, _ in wanted:  # upwards from the lowest, each at least a gap above the last
         placed.append(max(y, placed[-1] + gap) if placed else y)
@@ -215,9 +224,17 @@ def label_line_ends(ax, labels: Sequence[tuple[float, str, str]], *, gap_pt: flo
             limit = 1.0 if i == len(placed) - 1 else placed[i + 1] - gap
             placed[i] = min(placed[i], limit)
     for (y, text, colour), at in zip(wanted, placed, strict=True):
-        ax.annotate(text, xy=(1.0, y), xycoords="axes fraction", xytext=(6, (at - y) * height_pt),
-                    textcoords="offset points", ha="left", va="center", color=text_colour(colour),
-                    annotation_clip=False)
+        ax.annotate(
+            text,
+            xy=(1.0, y),
+            xycoords="axes fraction",
+            xytext=(6, (at - y) * height_pt),
+            textcoords="offset points",
+            ha="left",
+            va="center",
+            color=text_colour(colour),
+            annotation_clip=False,
+        )
 
 
 LOG_LABELS: dict[str, Callable[[float], str]] = {
@@ -318,23 +335,21 @@ def draw_cell_rows(
         for j, cell in enumerate(cells):
             colour = row_fill[j] if isinstance(row_fill, (list, tuple)) else row_fill
             ax.add_patch(
-                Rectangle((j + 0.04, y + 0.04), 0.92, 0.72, facecolor=colour,
-                          edgecolor="white", linewidth=1.0)
+                Rectangle((j + 0.04, y + 0.04), 0.92, 0.72, facecolor=colour, edgecolor="white", linewidth=1.0)
             )
             ax.text(j + 0.5, y + 0.4, cell, ha="center", va="center", fontsize=fontsize)
     if highlight_column is not None:
         ax.add_patch(
-            Rectangle((highlight_column + 0.01, 0.0), 0.98, n_rows - 0.2, fill=False,
-                      edgecolor=PALETTE["red"], linewidth=1.8)
+            Rectangle(
+                (highlight_column + 0.01, 0.0), 0.98, n_rows - 0.2, fill=False, edgecolor=PALETTE["red"], linewidth=1.8
+            )
         )
     if column_labels is not None:
         for j, label in enumerate(column_labels):
-            ax.text(j + 0.5, -0.25, label, ha="center", va="bottom", fontsize=fontsize - 0.5,
-                    color=PALETTE["grey"])
+            ax.text(j + 0.5, -0.25, label, ha="center", va="bottom", fontsize=fontsize - 0.5, color=PALETTE["grey"])
     bottom = n_rows
     if footnote is not None:
-        ax.text(n_cols, n_rows + 0.1, footnote, ha="right", va="top", fontsize=fontsize - 0.5,
-                color=PALETTE["grey"])
+        ax.text(n_cols, n_rows + 0.1, footnote, ha="right", va="top", fontsize=fontsize - 0.5, color=PALETTE["grey"])
         bottom = n_rows + 0.6
     ax.set_xlim(-label_width, n_cols + 0.05)
     ax.set_ylim(bottom, -0.6 if column_labels is not None else -0.05)

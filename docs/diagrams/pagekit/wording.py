@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pagekit.paths import PACKAGE_DIR
+
 ALLOWLIST = PACKAGE_DIR / "wording_allowlist.toml"
 
 # --- the vocabulary ---------------------------------------------------------
@@ -58,24 +59,54 @@ ALLOWLIST = PACKAGE_DIR / "wording_allowlist.toml"
 # Direction words with a sign: +1 says the number before it is the larger,
 # -1 the smaller ("A is lower than B": A < B).
 SIGNED_DIRECTION = {
-    **dict.fromkeys(("larger", "bigger", "higher", "greater", "above", "more", "faster", "exceeds",
-                     "exceeded", "exceed", "longer", "wider"), +1),
+    **dict.fromkeys(
+        (
+            "larger",
+            "bigger",
+            "higher",
+            "greater",
+            "above",
+            "more",
+            "faster",
+            "exceeds",
+            "exceeded",
+            "exceed",
+            "longer",
+            "wider",
+        ),
+        +1,
+    ),
     **dict.fromkeys(("smaller", "lower", "below", "fewer", "less", "slower", "shorter", "narrower"), -1),
 }
 # Comparison words without a sign the quotes could verify (better may mean a
 # higher accuracy or a lower loss): a claim or the allowlist backs them.
-UNSIGNED_DIRECTION = ("better", "worse", "beats", "beat", "outperforms", "outperformed", "ahead", "times",
-                      "twice", "half as")
+UNSIGNED_DIRECTION = (
+    "better",
+    "worse",
+    "beats",
+    "beat",
+    "outperforms",
+    "outperformed",
+    "ahead",
+    "times",
+    "twice",
+    "half as",
+)
 DIRECTION = re.compile(
-    r"\b(?:" + "|".join(sorted((re.escape(w) for w in (*SIGNED_DIRECTION, *UNSIGNED_DIRECTION)),
-                               key=len, reverse=True)) + r"|\w+fold)\b", re.I)
+    r"\b(?:"
+    + "|".join(sorted((re.escape(w) for w in (*SIGNED_DIRECTION, *UNSIGNED_DIRECTION)), key=len, reverse=True))
+    + r"|\w+fold)\b",
+    re.I,
+)
 # Scope words: the result is general. "not at every seed" is a one-run phrase.
 # ("with every seed shifted by one" describes the robustness report's method,
 # not a result's scope.)
 GENERAL = re.compile(
     r"\b(?:(?:at|for|under|in|with) )?(?:every|all(?: the)?|any) (?:seeds?(?! shifted)|runs?|"
     r"(?:numeric )?variants?|(?:numeric )?kernels?|seed offsets?)\b|\balways\b|\bnever\b|\bin general\b|"
-    r"\bgenerally\b|\bevery time\b|\bwithout exception\b|\binvariabl[ey]\b", re.I)
+    r"\bgenerally\b|\bevery time\b|\bwithout exception\b|\binvariabl[ey]\b",
+    re.I,
+)
 # Scope over the numeric kernels only: a claim about the page's own run holds
 # under every variant at seed offset 0, so it may back these.
 KERNEL_SCOPE = re.compile(r"variant|kernel", re.I)
@@ -84,15 +115,34 @@ NEGATED_GENERAL = re.compile(r"\b(?:not|neither|nor) (?:at |for |under |in )?(?:
 ONE_RUN = re.compile(
     r"\b(?:this|one|that) (?:run|seed)(?:'s)?\b|\b(?:on|in|for) this run\b|"
     r"\bthe page's (?:own )?(?:runs?|seeds?)\b|\bthis page's (?:own )?(?:runs?|seeds?|CPU)\b|"
-    r"\bone run's\b|\bnot (?:at |for |under |in )?(?:every|each|all) seeds?\b", re.I)
+    r"\bone run's\b|\bnot (?:at |for |under |in )?(?:every|each|all) seeds?\b",
+    re.I,
+)
 NEAR_WORDS = 3  # a direction word is "next to" a number with at most this many words between them
 CLAUSE_BREAK = re.compile(r"[;:()\u2014]|, (?:and|but|while|where|which) ")  # "next to" stays inside a clause
 
 # Unit words the prose writes after a number, beyond the units the quotes
 # declare: another unit after a number is a finding.
-UNIT_WORDS = ("nats per character", "bits per character", "nats per token", "bits per token", "nats", "bits",
-              "seconds", "milliseconds", "microseconds", "ms", "µs", "steps", "epochs", "bytes", "kB", "MB", "GB",
-              "percentage points")
+UNIT_WORDS = (
+    "nats per character",
+    "bits per character",
+    "nats per token",
+    "bits per token",
+    "nats",
+    "bits",
+    "seconds",
+    "milliseconds",
+    "microseconds",
+    "ms",
+    "µs",
+    "steps",
+    "epochs",
+    "bytes",
+    "kB",
+    "MB",
+    "GB",
+    "percentage points",
+)
 
 # A ratio's unit as the prose writes it: "times bigger", "times as many", "times the usual size".
 RATIO_UNIT = re.compile(r"(?:times|×)(?: (?:as|the|its|more|less))? [\w-]+")
@@ -131,10 +181,10 @@ def sentences(text: str) -> list[tuple[int, str]]:
     """(character offset, sentence) of the raw passage text."""
     out, start = [], 0
     for m in SENTENCE_END.finditer(text):
-        before = text[:m.start()]
+        before = text[: m.start()]
         if before.endswith(ABBREVIATIONS):
             continue
-        out.append((start, text[start:m.start()]))
+        out.append((start, text[start : m.start()]))
         start = m.end()
     out.append((start, text[start:]))
     return [(o, s) for o, s in out if s.strip()]
@@ -146,6 +196,7 @@ def sentences(text: str) -> list[tuple[int, str]]:
 @dataclass
 class Bound:
     """A number of a sentence that is a quote of the section."""
+
     start: int
     end: int
     token: str
@@ -183,6 +234,7 @@ class Allowed:
 @dataclass
 class Stats:
     """How many sentences use the vocabulary, and how their words are backed."""
+
     sentences: int = 0
     backed: int = 0  # every occurrence has evidence (claim, verified comparison or allowlist)
     by_claim: int = 0
@@ -206,8 +258,12 @@ def pending_sections(path: Path, page: str, error) -> set[int]:
     rules (the allowlist's [[pending]] tables): counted, not failed."""
     pending = set()
     for i, entry in enumerate(read_allowlist(path, error).get("pending", []), 1):
-        if not (isinstance(entry, dict) and isinstance(entry.get("sections"), list)
-                and isinstance(entry.get("reason"), str) and entry["reason"].strip()):
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("sections"), list)
+            and isinstance(entry.get("reason"), str)
+            and entry["reason"].strip()
+        ):
             raise error(f"{path.name}: pending entry {i} needs a page, its sections and a reason")
         if entry.get("page") == page:
             pending.update(entry["sections"])
@@ -220,8 +276,9 @@ def load_allowlist(path: Path, page: str, error) -> list[Allowed]:
     data = read_allowlist(path, error)
     entries = []
     for i, entry in enumerate(data.get("allow", []), 1):
-        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) and entry[k].strip()
-                                                  for k in ("page", "phrase", "reason")):
+        if not isinstance(entry, dict) or not all(
+            isinstance(entry.get(k), str) and entry[k].strip() for k in ("page", "phrase", "reason")
+        ):
             raise error(f"{path.name}: entry {i} needs a page, a phrase and a reason")
         if entry["page"] == page:
             entries.append(Allowed(page, " ".join(entry["phrase"].split()), entry["reason"]))
@@ -242,8 +299,9 @@ def robustness_holds(path: Path) -> dict[tuple[str, str], dict[str, bool]] | Non
             holds = claim.get("holds", {})
             held[script, claim["statement"]] = {
                 "every run": bool(holds) and all(holds.values()),
-                "every kernel": bool(holds) and all(ok for run, ok in holds.items()
-                                                    if not run.startswith("seed ") or run == "seed 0")}
+                "every kernel": bool(holds)
+                and all(ok for run, ok in holds.items() if not run.startswith("seed ") or run == "seed 0"),
+            }
     return held
 
 
@@ -264,13 +322,17 @@ def find_occurrences(text: str) -> list[Occurrence]:
 def words_between(text: str, a: int, b: int) -> int:
     """Words between two positions; a clause break between them counts as
     too far."""
-    between = text[min(a, b):max(a, b)]
+    between = text[min(a, b) : max(a, b)]
     return NEAR_WORDS + 1 if CLAUSE_BREAK.search(between) else len(between.split())
 
 
 def near_a_number(occurrence: Occurrence, bound: list[Bound], text: str) -> bool:
-    return any(words_between(text, occurrence.end, n.start) <= NEAR_WORDS if n.start >= occurrence.end
-               else words_between(text, n.end, occurrence.start) <= NEAR_WORDS for n in bound)
+    return any(
+        words_between(text, occurrence.end, n.start) <= NEAR_WORDS
+        if n.start >= occurrence.end
+        else words_between(text, n.end, occurrence.start) <= NEAR_WORDS
+        for n in bound
+    )
 
 
 def raw_values(number: Bound) -> list[float]:
@@ -294,20 +356,28 @@ def verify_comparison(occurrence: Occurrence, sentence: Sentence) -> tuple[bool 
     if sign is None:
         return None, ""
     text = sentence.text
-    after = [n for n in sentence.bound if n.start >= occurrence.end and n.value is not None
-             and COMPARAND_GAP.fullmatch(text[occurrence.end:n.start])]
+    after = [
+        n
+        for n in sentence.bound
+        if n.start >= occurrence.end and n.value is not None and COMPARAND_GAP.fullmatch(text[occurrence.end : n.start])
+    ]
     if not after:
         return None, ""
     b = after[0]
-    than = "than" in text[occurrence.end:b.start].lower()
+    than = "than" in text[occurrence.end : b.start].lower()
     if not than:  # "below 1 × 10⁻⁶": the quote's recorded value against its printed text
         strict = [v > b.value if sign > 0 else v < b.value for v in raw_values(b) if v != b.value]
         if strict and all(strict):
             return True, ""
     # "A is lower than B", or "A above B" with nothing between A and the word.
-    before = [n for n in sentence.bound if n.end <= occurrence.start and n.value is not None
-              and words_between(text, n.end, occurrence.start) <= (NEAR_WORDS if than else 0)
-              and not re.match(r"\s*(?:times|×)\b", text[n.end:occurrence.start])]
+    before = [
+        n
+        for n in sentence.bound
+        if n.end <= occurrence.start
+        and n.value is not None
+        and words_between(text, n.end, occurrence.start) <= (NEAR_WORDS if than else 0)
+        and not re.match(r"\s*(?:times|×)\b", text[n.end : occurrence.start])
+    ]
     if not before:
         return None, ""
     a = before[-1]
@@ -326,7 +396,7 @@ def units_of(quote: dict) -> list[str]:
 def declared_unit_span(number: Bound, text: str) -> tuple[int, int] | None:
     """Where a unit the number's quotes declare follows it, if one does
     ("1,304 times bigger": the quote is that ratio, unit "times bigger")."""
-    gap = len(text[number.end:]) - len(text[number.end:].lstrip())
+    gap = len(text[number.end :]) - len(text[number.end :].lstrip())
     start = number.end + gap
     for unit in sorted({u for _, _, q in number.quotes for u in units_of(q)}, key=len, reverse=True):
         if re.match(rf"{re.escape(unit)}(?![\w-])", text[start:]):
@@ -362,9 +432,7 @@ def mentioned(text: str, names: set[str]) -> set[str]:
     for name in names:
         for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", lowered):
             spans.append((m.start(), m.end(), name))
-    return {name for a, b, name in spans
-            if not any(c <= a and b <= d and (d - c) > (b - a) for c, d, _ in spans)}
-
+    return {name for a, b, name in spans if not any(c <= a and b <= d and (d - c) > (b - a) for c, d, _ in spans)}
 
 
 def page_sentences(page, config, records: dict, numbers) -> list[Sentence]:
@@ -389,7 +457,8 @@ def page_sentences(page, config, records: dict, numbers) -> list[Sentence]:
                 vector = isinstance(quote["text"], list)
                 for i, t in enumerate(quote["text"] if vector else [quote["text"]]):
                     by_text.setdefault(numbers.normalise(t), []).append(
-                        (script, f"{name}[{i}]" if vector else name, quote))
+                        (script, f"{name}[{i}]" if vector else name, quote)
+                    )
             texts_of[passage.section] = by_text
         by_text = texts_of[passage.section]
         for offset, raw in sentences(passage.text):
@@ -405,8 +474,9 @@ def page_sentences(page, config, records: dict, numbers) -> list[Sentence]:
                     continue
                 quotes = by_text.get(numbers.normalise(m.group()))
                 if quotes:
-                    bound.append(Bound(m.start(), m.end(), m.group(), numbers.as_float(numbers.normalise(m.group())),
-                                       quotes))
+                    bound.append(
+                        Bound(m.start(), m.end(), m.group(), numbers.as_float(numbers.normalise(m.group())), quotes)
+                    )
             line = passage.line + passage.text.count("\n", 0, offset)
             sentence = Sentence(passage.section, line, text, passage.kind, [], bound, raw)
             sentence.occurrences = [o for o in occurrences if o.kind != "direction" or near_a_number(o, bound, text)]
@@ -440,8 +510,9 @@ def backed_spans(sentence: Sentence, scripts, records: dict) -> list[tuple[int, 
     return spans
 
 
-def check(page, config, records: dict, numbers, *, robustness_path: Path, allowlist_path: Path = ALLOWLIST,
-          error=ValueError) -> tuple[list[tuple[int | None, str]], Stats]:
+def check(
+    page, config, records: dict, numbers, *, robustness_path: Path, allowlist_path: Path = ALLOWLIST, error=ValueError
+) -> tuple[list[tuple[int | None, str]], Stats]:
     """Findings (line, message) of the wording rules for one page, and its
     counts. ``error`` builds the exception for a malformed allowlist."""
     findings: list[tuple[int | None, str]] = []
@@ -460,15 +531,21 @@ def check(page, config, records: dict, numbers, *, robustness_path: Path, allowl
             continue
         stats.sentences += 1
         spans = backed_spans(sentence, scripts, records)
-        allowed_here = [(m.start(), m.end(), entry) for entry in allowlist
-                        for m in re.finditer(re.escape(entry.phrase), sentence.text)]
+        allowed_here = [
+            (m.start(), m.end(), entry)
+            for entry in allowlist
+            for m in re.finditer(re.escape(entry.phrase), sentence.text)
+        ]
         how = set()
         missing = []
         for occurrence in sentence.occurrences:
             detail = ""
             covering = [(s, c) for a, b, s, c in spans if a <= occurrence.start and occurrence.end <= b]
-            fitting = [(s, c) for s, c in covering if occurrence.kind != "general" or scope_fits(
-                occurrence, s, c, held, derived)]
+            fitting = [
+                (s, c)
+                for s, c in covering
+                if occurrence.kind != "general" or scope_fits(occurrence, s, c, held, derived)
+            ]
             if fitting:
                 how.add("claim")
                 continue
@@ -495,13 +572,22 @@ def check(page, config, records: dict, numbers, *, robustness_path: Path, allowl
             stats.pending += 1
             continue
         for occurrence, covering, detail in missing:
-            findings.append((line_of(sentence, occurrence.start), explain(
-                occurrence, sentence, covering, detail, held, report_name)))
+            findings.append(
+                (
+                    line_of(sentence, occurrence.start),
+                    explain(occurrence, sentence, covering, detail, held, report_name),
+                )
+            )
     findings += check_captions(page, config, records)
     for entry in allowlist:
         if not entry.used:
-            findings.append((None, f"{allowlist_path.name}: the entry {entry.phrase!r} ({config.PAGE}) covers no "
-                                   "word the check would flag: remove it"))
+            findings.append(
+                (
+                    None,
+                    f"{allowlist_path.name}: the entry {entry.phrase!r} ({config.PAGE}) covers no "
+                    "word the check would flag: remove it",
+                )
+            )
     return findings, stats
 
 
@@ -529,38 +615,51 @@ def explain(occurrence: Occurrence, sentence: Sentence, covering, detail: str, h
         if covering:
             script, claim = covering[0]
             if not claim.get("every_seed", True) and not KERNEL_SCOPE.search(occurrence.word):
-                why = (f"the claim backing it, {script}'s \"{claim['statement']}\", is about the page's run only "
-                       "(every_seed=False): say it is this run's result, or back it with an every-seed claim")
+                why = (
+                    f"the claim backing it, {script}'s \"{claim['statement']}\", is about the page's run only "
+                    "(every_seed=False): say it is this run's result, or back it with an every-seed claim"
+                )
             elif held is None:
                 why = f"the page has no robustness report ({report_name}) to show the claim held in every run"
             elif (script, claim["statement"]) not in held:
-                why = (f"{script}'s claim \"{claim['statement']}\" is not in the robustness report: "
-                       "`make robustness` reruns it")
+                why = (
+                    f'{script}\'s claim "{claim["statement"]}" is not in the robustness report: '
+                    "`make robustness` reruns it"
+                )
             else:
-                why = (f"{script}'s claim \"{claim['statement']}\" did not hold in every run of the robustness "
-                       "report: narrow the words to the page's run")
+                why = (
+                    f'{script}\'s claim "{claim["statement"]}" did not hold in every run of the robustness '
+                    "report: narrow the words to the page's run"
+                )
         else:
-            why = ("no phrase around it is backed by an every-seed claim that held in every run of the robustness "
-                   "report; back it (claim with backs=), narrow it, or allowlist it with a reason")
+            why = (
+                "no phrase around it is backed by an every-seed claim that held in every run of the robustness "
+                "report; back it (claim with backs=), narrow it, or allowlist it with a reason"
+            )
     elif occurrence.kind == "one_run":
         why = "no phrase around it is backed by a claim of the section's scripts (backs=)"
     elif detail and SIGNED_DIRECTION.get(occurrence.word.lower()):
         why = f"the quotes say the opposite: {detail}; and no claim backs the phrase"
     else:
-        why = ("no claim backs the phrase around it and the sentence has no quoted number on each side to "
-               "compare; back it (claim with backs=), or allowlist it with a reason")
-    return f"{said}: {why}: \"{shorten(sentence.text)}\""
+        why = (
+            "no claim backs the phrase around it and the sentence has no quoted number on each side to "
+            "compare; back it (claim with backs=), or allowlist it with a reason"
+        )
+    return f'{said}: {why}: "{shorten(sentence.text)}"'
 
 
 def shorten(text: str, width: int = 140) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def known_units(records: dict) -> list[str]:
     """Every unit a quote of the page declares and every unit word, longest
     first (so "times as fast" is read before "times")."""
-    return sorted({u for r in records.values() for q in r.get("quotes", {}).values() for u in units_of(q)}
-                  | set(UNIT_WORDS), key=len, reverse=True)
+    return sorted(
+        {u for r in records.values() for q in r.get("quotes", {}).values() for u in units_of(q)} | set(UNIT_WORDS),
+        key=len,
+        reverse=True,
+    )
 
 
 def check_units_and_runs(sentence: Sentence, records: dict, units: list[str] | None = None) -> list[tuple[int, str]]:
@@ -574,16 +673,22 @@ def check_units_and_runs(sentence: Sentence, records: dict, units: list[str] | N
             pass  # a quote without a unit, or the unit it declares
         else:
             declared = sorted({u for forms in declared for u in forms})
-            after = sentence.text[number.end:].lstrip()
+            after = sentence.text[number.end :].lstrip()
             written = next((u for u in units if re.match(rf"{re.escape(u)}(?![\w-])", after)), None)
             ratio = RATIO_UNIT.match(after)  # "times smaller" after a quote that is "times bigger"
             if ratio and (written is None or len(ratio.group()) > len(written)):
                 written = ratio.group()
             if written and not any(u.startswith(written + " ") for u in declared):
                 names = "/".join(f"{s}.{n}" for s, n, _ in number.quotes)
-                findings.append((line_of(sentence, number.start), (
-                    f"{number.token} in section {sentence.section} is followed by the unit {written!r}, but it "
-                    f"is {names}, in {' or '.join(repr(u) for u in declared)}: \"{shorten(sentence.text)}\"")))
+                findings.append(
+                    (
+                        line_of(sentence, number.start),
+                        (
+                            f"{number.token} in section {sentence.section} is followed by the unit {written!r}, but it "
+                            f'is {names}, in {" or ".join(repr(u) for u in declared)}: "{shorten(sentence.text)}"'
+                        ),
+                    )
+                )
         by_script: dict[str, list] = {}
         for script, name, quote in number.quotes:
             by_script.setdefault(script, []).append((name, quote))
@@ -595,10 +700,16 @@ def check_units_and_runs(sentence: Sentence, records: dict, units: list[str] | N
             own = {r for n, q in quotes for r in run_names(q, n)}
             if named and not named & own:
                 names = "/".join(f"{script}.{n}" for n, _ in quotes)
-                findings.append((line_of(sentence, number.start), (
-                    f"{number.token} in section {sentence.section} is {names}, a number of the "
-                    f"{run_names(*quotes[0][::-1])[0]!r} run, but its sentence names only "
-                    f"{', '.join(sorted(named))}: \"{shorten(sentence.text)}\"")))
+                findings.append(
+                    (
+                        line_of(sentence, number.start),
+                        (
+                            f"{number.token} in section {sentence.section} is {names}, a number of the "
+                            f"{run_names(*quotes[0][::-1])[0]!r} run, but its sentence names only "
+                            f'{", ".join(sorted(named))}: "{shorten(sentence.text)}"'
+                        ),
+                    )
+                )
     return findings
 
 
@@ -615,17 +726,28 @@ def check_captions(page, config, records: dict) -> list[tuple[int | None, str]]:
         for svg, phrases in record.get("caption_phrases", {}).items():
             passages = shown.get(svg, [])
             if not passages:
-                findings.append((None, f"{script} declares caption phrases for {svg}, but no figure of the page "
-                                       "shows it"))
+                findings.append(
+                    (None, f"{script} declares caption phrases for {svg}, but no figure of the page shows it")
+                )
                 continue
             said = " ".join(clean(p.text) for p in passages)
             line = next((p.line for p in passages if p.kind == "caption"), passages[0].line)
             for phrase in phrases:
                 if clean(phrase) not in backed:
-                    findings.append((line, f"{script}'s caption phrase {phrase!r} for {svg} is backed "
-                                                       "by no claim of the script (add it to a claim's backs=)"))
+                    findings.append(
+                        (
+                            line,
+                            f"{script}'s caption phrase {phrase!r} for {svg} is backed "
+                            "by no claim of the script (add it to a claim's backs=)",
+                        )
+                    )
                 if clean(phrase) not in said:
-                    findings.append((line, f"the caption and alt text of {svg} no longer say "
-                                                       f"{phrase!r}, which {script} declares for it (backed by a "
-                                                       "claim): restore the words, or change the script"))
+                    findings.append(
+                        (
+                            line,
+                            f"the caption and alt text of {svg} no longer say "
+                            f"{phrase!r}, which {script} declares for it (backed by a "
+                            "claim): restore the words, or change the script",
+                        )
+                    )
     return findings

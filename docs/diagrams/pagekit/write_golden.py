@@ -65,8 +65,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {path.relative_to(REPO_ROOT)} is missing: run `make figures` first", file=sys.stderr)
             return 2
         if records[script].get("inputs_hash") != current_hash(script):
-            print(f"error: {path.relative_to(REPO_ROOT)} is stale for its inputs: run `make figures` first",
-                  file=sys.stderr)
+            print(
+                f"error: {path.relative_to(REPO_ROOT)} is stale for its inputs: run `make figures` first",
+                file=sys.stderr,
+            )
             return 2
     heavy = [s for s in scripts if records[s].get("heavy")]
     reduced = {}
@@ -88,8 +90,11 @@ def main(argv: list[str] | None = None) -> int:
             new["reduced"] = pinned_part(reduced[script])
         old = load(golden_path)
         changes = differences(old, new) if old else ["new golden record"]
-        changes += [f"figure {n}: sha256 {old.get('figures', {}).get(n, 'none')[:12]} -> {h[:12]}"
-                    for n, h in new["figures"].items() if old and old.get("figures", {}).get(n) != h]
+        changes += [
+            f"figure {n}: sha256 {old.get('figures', {}).get(n, 'none')[:12]} -> {h[:12]}"
+            for n, h in new["figures"].items()
+            if old and old.get("figures", {}).get(n) != h
+        ]
         changes += [f"figure {n} removed" for n in old.get("figures", {}) if n not in new["figures"]]
         if "reduced" in new:
             changes += [f"reduced: {c}" for c in differences(old.get("reduced", {}), new["reduced"])]
@@ -109,9 +114,12 @@ def main(argv: list[str] | None = None) -> int:
         path = golden_dir(config.PAGE) / "page.json"
         unbound = [e for e in binding["numbers"] if not e["quotes"]]
         if unbound:  # pinning them would make a stale number look intended
-            print(f"error: {path.relative_to(REPO_ROOT)} not re-pinned: {len(unbound)} prose number(s) of "
-                  f"{config.PAGE_FILE} are no quote (section {unbound[0]['section']}: {unbound[0]['token']!r}, ...); "
-                  f"`make check` names them", file=sys.stderr)
+            print(
+                f"error: {path.relative_to(REPO_ROOT)} not re-pinned: {len(unbound)} prose number(s) of "
+                f"{config.PAGE_FILE} are no quote (section {unbound[0]['section']}: {unbound[0]['token']!r}, ...); "
+                f"`make check` names them",
+                file=sys.stderr,
+            )
             status = 1
             continue
         old = load(path)
