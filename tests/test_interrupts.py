@@ -83,13 +83,14 @@ def copy_env(copy: Path) -> dict[str, str]:
 
 def runner(copy: Path, *args: str) -> subprocess.Popen:
     # The copy's own path to the interpreter, so its processes name the copy.
-    return subprocess.Popen(
+    return subprocess.Popen(  # its own process group: a test can signal the whole run
         [str(copy / ".venv" / "bin" / "python"), "-m", "pagekit.run_sections", *args],
         cwd=copy,
         env=copy_env(copy),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,
     )
 
 
@@ -196,10 +197,12 @@ def processes_under(path: Path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("how", ["interrupt", "kill"])
+@pytest.mark.parametrize("how", ["interrupt", "kill", "terminate-group"])
 def test_no_pool_worker_outlives_the_run(tmp_path, how):
     """A section's own pool workers stop with the run, whether it is
-    interrupted or killed outright (no orphan keeps computing or writing)."""
+    interrupted, killed outright, or sent SIGTERM with every process of its
+    group at once (as `timeout` does): no orphan keeps computing, writing or
+    waiting for a job slot that nobody will give back."""
     copy = scratch_copy(tmp_path)
     package = copy / "docs" / "diagrams" / "sleepy_page"
     package.mkdir()
@@ -209,10 +212,12 @@ def test_no_pool_worker_outlives_the_run(tmp_path, how):
     wait_for(process, "worker napping")  # the pool is up (its workers forked) and computing
     if how == "interrupt":
         process.send_signal(signal.SIGINT)
-    else:
+    elif how == "kill":
         process.kill()
+    else:
+        os.killpg(process.pid, signal.SIGTERM)
     process.communicate(timeout=60)
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 5
     while (left := processes_under(copy)) and time.monotonic() < deadline:
         time.sleep(0.2)
     for line in left:

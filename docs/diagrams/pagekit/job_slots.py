@@ -24,6 +24,7 @@ import select
 
 JOB_SLOTS_ENV = "SECTION_JOB_SLOTS"  # "<read fd>,<write fd>" of the slots pipe
 TOKEN = b"+"
+ORPHAN_CHECK_SECONDS = 0.5  # how often a process waiting for a slot checks that its run still exists
 
 _active: "JobSlots | None" = None
 _held = 0  # slots this process holds (0 or 1)
@@ -39,6 +40,7 @@ class JobSlots:
             fds = os.pipe()
             for fd in fds:
                 os.set_inheritable(fd, True)
+            os.set_blocking(fds[0], False)  # acquire() waits in select, never inside a read
             os.write(fds[1], TOKEN * count)
         self.count = count
         self.read_fd, self.write_fd = fds
@@ -91,14 +93,31 @@ def forget_held() -> None:
 
 
 def acquire() -> None:
-    """Wait for a slot (no-op without a jobserver or when this process holds one)."""
+    """Wait for a slot (no-op without a jobserver or when this process holds one).
+
+    Waits in short turns and gives up once this process is an orphan (its
+    parent gone, as when a whole run is sent SIGTERM at once): then nobody
+    will give a slot back, and the process holds the pipe's write end itself,
+    so a plain blocking read would wait for ever. The pipe's reads do not
+    block (see JobSlots), so two processes woken for one slot cannot both
+    wait inside the read."""
     global _held
     slots = active()
     if slots is None or _held:
         return
-    if not os.read(slots.read_fd, 1):
-        raise RuntimeError("the job slots pipe was closed")
-    _held = 1
+    while True:
+        readable, _, _ = select.select([slots.read_fd], [], [], ORPHAN_CHECK_SECONDS)
+        if readable:
+            try:
+                token = os.read(slots.read_fd, 1)
+            except BlockingIOError:  # another process took it first
+                continue
+            if not token:
+                raise RuntimeError("the job slots pipe was closed")
+            _held = 1
+            return
+        if os.getppid() == 1:
+            raise SystemExit("job slots: the run this process belonged to has ended")
 
 
 def release() -> None:
