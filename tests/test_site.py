@@ -242,6 +242,7 @@ def _scratch_docs(root: Path) -> Path:
     src = root / "repo" / "docs"
     src.mkdir(parents=True)
     shutil.copy(DOCS / "conf.py", src / "conf.py")
+    shutil.copytree(DOCS / "_ext", src / "_ext", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(DOCS / "index.md", src / "index.md")
     shutil.copytree(DOCS / "_static", src / "_static")
     shutil.copytree(DOCS / "robustness", src / "robustness")
@@ -934,7 +935,7 @@ def test_page_opens_with_its_front_matter_box(loaded, page):
     assert f"{words:,} words" in facts["Reading"]["text"], facts["Reading"]
     record = SITE_CONF.hands_on(page)
     assert record is not None, f"{page}: no figures/{page}/hands-on.json (make bench --cold-only)"
-    assert SITE_CONF._duration(record["cpu_seconds"]) in facts["Hands-on"]["text"], facts["Hands-on"]
+    assert SITE_CONF.duration(record["cpu_seconds"]) in facts["Hands-on"]["text"], facts["Hands-on"]
     assert facts["You should know"]["links"], f"{page}: what to know links nowhere"
     also = " ".join(facts.get("Also", {}).get("links", []))
     assert f"pdf/{page}.pdf" in also and "robustness" in also, f"{page}: box links {also!r}"
