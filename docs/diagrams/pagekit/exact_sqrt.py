@@ -1,13 +1,13 @@
-"""Torch's CPU square roots, correctly rounded, as IEEE 754 defines them.
+"""Torch's CPU ``sqrt`` operators, correctly rounded, as IEEE 754 defines them.
 
-Why: torch's CPU ``sqrt`` (its wheel's own kernels, MKL's vector maths
-included) is not correctly rounded, and its result depends on the CPU:
-measured with `make doctor`, the same float32 tensor's square roots differ
-between an AMD EPYC and an Intel Xeon under the same pin, and on the Intel
-machine they differ from the correctly rounded roots in 17% of the elements
-(contiguous or strided). Every optimiser the pages use takes a square root each step
-(Adam's and AdamW's denominators), as does the hand-written batch norm, so
-that one operation made every training run vendor-dependent. A correctly
+Why: torch's CPU ``sqrt`` is not correctly rounded, and its result depends
+on the CPU: measured with `make doctor`, the same float32 tensor's square
+roots differ between an AMD EPYC and an Intel Xeon under the same pin, and
+on the Intel machine they differ from the correctly rounded roots in 17% of
+the elements (contiguous or strided). AdamW calls it every step (its
+denominator, through ``_foreach_sqrt``), and so do section 5's probes, so
+that one operator made those runs vendor-dependent. (The roots computed
+inside other kernels, ``rsqrt``, layer norm, fused Adam, are not routed.) A correctly
 rounded square root has one right answer on every machine (IEEE 754 requires
 it), and numpy computes it (its loops call the CPU's square-root
 instruction). So, under the numeric pin, the aten operators ``sqrt``
