@@ -49,7 +49,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from pagekit import numeric_env
 from pagekit import inputs as section_inputs
-from pagekit import wording
+from pagekit import page_rules, wording
 from pagekit.registry import PageNameError, package_for_page, page_config, page_packages, rel_path
 
 from pagekit.paths import REPO_ROOT
@@ -607,6 +607,7 @@ def check_page(
     only_section: int | None = None,
     check_hashes: bool | None = None,
     allowlist_path: Path | None = None,
+    check_structure: bool | None = None,
 ) -> Report:
     """Check one page against its scripts' numbers files.
 
@@ -614,7 +615,10 @@ def check_page(
     ``check_hashes`` (default: for the real numbers files) compares each
     numbers file's inputs hash with its inputs now. ``allowlist_path``
     replaces the wording allowlist (wording.ALLOWLIST), for tests.
+    ``check_structure`` (default: for the page's own file) applies the
+    page-structure rules (page_rules.py) too.
     """
+    check_structure = page_path is None if check_structure is None else check_structure
     page_path = Path(page_path or REPO_ROOT / config.PAGE_FILE)
     real_numbers = numbers_dir is None
     numbers_dir = Path(numbers_dir or REPO_ROOT / "figures" / config.PAGE / "numbers")
@@ -744,6 +748,9 @@ def check_page(
                     f"{', '.join(map(str, sections_using))} or its figures; quote it or stop registering it",
                 )
             )
+    if check_structure and only_section is None:  # the page's structure (a draft of one section has none)
+        text = page_path.read_text(encoding="utf-8")
+        report.findings += [Finding(line, message) for line, message in page_rules.problems(config, text)]
     return report
 
 

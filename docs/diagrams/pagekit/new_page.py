@@ -121,6 +121,8 @@ Contents
 
 Adding the first dozen odd numbers gives 144, which is a dozen squared.
 
+*Run it yourself:* [this experiment in the page's notebook](../figures/{slug}/{slug}.ipynb).
+
 :::{{figure}} ../figures/{slug}/{section}_running_sum.svg
 :name: fig-{slug}-running-sum
 :alt: The running sum of the odd numbers against how many were added, on the curve of the squares

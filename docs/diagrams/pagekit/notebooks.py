@@ -47,6 +47,7 @@ from pathlib import Path
 from pagekit import inputs as section_inputs
 from pagekit.paths import DIAGRAMS_DIR, FIGURES_DIR, PACKAGE_DIR, REPO_ROOT, golden_dir
 from pagekit.registry import package_for_page, page_config, page_packages, rel_path
+from pagekit.registry import sections_in_page_order as registry_sections_in_page_order
 
 # The machinery every experiment runs through, in the order the notebook
 # writes it; notebook_kit is the notebook's own runner.
@@ -94,13 +95,7 @@ def code_dir_name(package: str) -> str:
 def sections_in_page_order(package: str) -> list[tuple[int, str]]:
     """(page section number, script) for every section script, at the page
     section that first uses it."""
-    seen, order = set(), []
-    for number, scripts in sorted(page_config(package).SECTION_SCRIPTS.items()):
-        for script in scripts:
-            if script not in seen:
-                seen.add(script)
-                order.append((number, script))
-    return order
+    return registry_sections_in_page_order(page_config(package))
 
 
 def page_headings(package: str) -> dict[int, str]:

@@ -60,3 +60,15 @@ def section_scripts(package: str) -> list[str]:
     named = {s for scripts in config.SECTION_SCRIPTS.values() for s in scripts}
     named.update(getattr(config, "EXTRA_SCRIPTS", ()))
     return sorted(named)
+
+
+def sections_in_page_order(config) -> list[tuple[int, str]]:
+    """(page section number, script) for every section script of a page (its
+    registry, the page package's __init__), at the section that first uses it."""
+    seen, order = set(), []
+    for number, scripts in sorted(config.SECTION_SCRIPTS.items()):
+        for script in scripts:
+            if script not in seen:
+                seen.add(script)
+                order.append((number, script))
+    return order
