@@ -125,7 +125,8 @@ preview: figures ## render every SVG to PNG under build/preview to look at
 	@$(PY) -m pagekit.preview_figures $(PAGE_ARG)
 
 # A new page, ready to grow (CONTRIBUTING.md): its package, first section and
-# prose, then its numbers, golden record and robustness report, then the check.
+# prose, then its numbers, golden record, robustness report, notebook (timed) and
+# hands-on time, then the check: the page passes `make check` and `make test PAGE=...`.
 new-page: $(VENV_STAMP) ## scaffold a page: make new-page PAGE=my-page [TITLE="My page"]
 	@test -n "$(PAGE)" || { echo 'usage: make new-page PAGE=my-page [TITLE="My page"]' >&2; exit 2; }
 	@$(PY) -m pagekit.new_page create $(PAGE) $(if $(TITLE),--title "$(TITLE)")
@@ -133,6 +134,10 @@ new-page: $(VENV_STAMP) ## scaffold a page: make new-page PAGE=my-page [TITLE="M
 	@$(PY) -m pagekit.write_golden --page $(PAGE)
 	@$(PY) -m pagekit.robustness_report --page $(PAGE)
 	@$(PY) -m pagekit.notebooks --page $(PAGE)
+	@$(PY) -m pagekit.notebooks --time quick --page $(PAGE)
+	@$(PY) -m pagekit.notebooks --time page --page $(PAGE)
+	@$(PY) -m pagekit.notebooks --page $(PAGE)
+	@$(PY) -m pagekit.bench --cold-only --page $(PAGE)
 	@$(PY) -m pagekit.check_page $(PAGE)
 
 remove-page: $(VENV_STAMP) ## remove an uncommitted page make new-page made: make remove-page PAGE=my-page

@@ -9,6 +9,7 @@ import ast
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,13 @@ def test_two_scaffolded_pages_pass_the_check_and_leave_no_trace(tmp_path):
         done = make(copy, "new-page", f"PAGE={slug}", f"TITLE=Try out {slug}")
         assert done.returncode == 0, done.stdout + done.stderr
         assert (copy / "figures" / slug / f"{slug}.ipynb").exists()
+        package = copy / "docs" / "diagrams" / new_page.package_name(slug)
+        laid_out = subprocess.run(
+            [str(Path(sys.executable).with_name("ruff")), "format", "--no-cache", "--check", str(package)],
+            capture_output=True,
+            text=True,
+        )
+        assert laid_out.returncode == 0, laid_out.stdout  # make lint passes on the new page's code
     for slug in ("tryout", "tryout-two"):
         done = make(copy, "check", f"PAGE={slug}")
         assert done.returncode == 0, done.stdout + done.stderr

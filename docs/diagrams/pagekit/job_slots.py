@@ -27,6 +27,7 @@ TOKEN = b"+"
 ORPHAN_CHECK_SECONDS = 0.5  # how often a process waiting for a slot checks that its run still exists
 
 _active: "JobSlots | None" = None
+_stopping = False  # this process was told to stop: it takes no slot any more
 _held = 0  # slots this process holds (0 or 1)
 
 
@@ -92,6 +93,16 @@ def forget_held() -> None:
     _held = 0
 
 
+def stop_waiting() -> None:
+    """This process is stopping (its SIGTERM or SIGINT handler says so): from
+    now on acquire() raises instead of waiting. A section interrupted while
+    its pool ran would otherwise take its slot back on the way out (lent())
+    and wait for one that no stopping process will return, while the runner
+    waits for it."""
+    global _stopping
+    _stopping = True
+
+
 def acquire() -> None:
     """Wait for a slot (no-op without a jobserver or when this process holds one).
 
@@ -106,6 +117,8 @@ def acquire() -> None:
     if slots is None or _held:
         return
     while True:
+        if _stopping:
+            raise SystemExit("job slots: this process is stopping")
         readable, _, _ = select.select([slots.read_fd], [], [], ORPHAN_CHECK_SECONDS)
         if readable:
             try:

@@ -49,9 +49,7 @@ SHARED_QUOTES: tuple[str, ...] = ()
 
 # Structural numbers that are not results, as regular expressions matched
 # against the prose around a number (the number itself is group "n").
-STRUCTURAL = (
-    r"[Ss]ections? (?P<n>[1-9])\\b",
-)
+STRUCTURAL = (r"[Ss]ections? (?P<n>[1-9])\\b",)
 '''
 
 SECTION = '''"""Section 1, "A first result": the first odd numbers added by a loop and in
@@ -86,7 +84,7 @@ def draw(section, results):
     fig = new_figure(6.0, 3.0, margins=(0.75, 0.6, 0.2, 0.4))
     ax = fig.add_subplot()
     counts = np.arange(1, TERMS + 1)
-    ax.plot(counts, counts ** 2, color=PALETTE["orange"], linewidth=1.5, label="closed form (n squared)")
+    ax.plot(counts, counts**2, color=PALETTE["orange"], linewidth=1.5, label="closed form (n squared)")
     ax.plot(counts, results["running"], "o", color=PALETTE["blue"], markersize=4, label="the loop's running sum")
     ax.set_xlabel("odd numbers added")
     ax.set_ylabel("sum")
@@ -105,11 +103,16 @@ PAGE = """# {title}
 ```{{page-facts}}
 :level: Replace with who the page is for
 :subjects: replace with what the page covers
-Replace with what a reader should know first.
+Replace with what a reader should know first, each linked to where it is taught: what a [gradient](https://en.wikipedia.org/wiki/Gradient) is, say.
 ```
 
 A page scaffolded by `make new-page`: replace this paragraph and the section
-below with the page's own text (CONTRIBUTING.md says how).
+below with the page's own text. Each numbered section quotes the numbers its
+script prints, and `make check` compares the prose with the script's output,
+so a number is written here only as the script prints it. CONTRIBUTING.md
+says how to add a section, a figure or a claim, and what the checks ask of
+the words around a number; `make test PAGE=<slug>` runs this page's tests
+and `make preview` draws its figures to look at.
 
 **Run it yourself.** [The page's notebook](../figures/{slug}/{slug}.ipynb) reruns the experiment below.
 

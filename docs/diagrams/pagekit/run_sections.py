@@ -142,7 +142,9 @@ def current_hash(script: SectionScript) -> str | None:
 
 def _terminate_quietly(signum, frame):
     """In a worker: turn SIGTERM into an exception, so atomic writes in
-    progress remove their temp files on the way out."""
+    progress remove their temp files on the way out; no job slot is waited
+    for any more (job_slots.stop_waiting)."""
+    job_slots.stop_waiting()
     raise KeyboardInterrupt(f"signal {signum}")
 
 
