@@ -291,18 +291,34 @@ def save_times(times: dict[str, float]) -> None:
         )
 
 
+def _join_or_kill(process, seconds: float = 10) -> None:
+    """Wait for a worker that has reported or been told to stop; one stuck
+    (e.g. in its own pool's shutdown) is killed, and its workers die with it."""
+    process.join(timeout=seconds)
+    if process.is_alive():
+        process.kill()
+        process.join()
+
+
 def _child(job: tuple, connection) -> None:
     signal.signal(signal.SIGTERM, _terminate_quietly)
     signal.signal(signal.SIGINT, _terminate_quietly)
     die_with_parent()
+    interrupted = False
     try:
         with job_slots.slot():  # given back before the result is sent: the next run may start
             result = _work(job)
         connection.send(result)
     except KeyboardInterrupt:
-        pass
+        interrupted = True  # its temp files are removed by now (atomic writes unwind)
     finally:
         connection.close()
+    if interrupted:
+        # Out at once: the interpreter's and multiprocessing's exit handlers
+        # can wait for good on a pool caught mid-shutdown (seen: the section
+        # in a futex wait, the runner waiting for it). Its pool's workers end
+        # with it (pools.terminate_with_parent).
+        os._exit(EXIT_INTERRUPTED)
 
 
 def run_many(
@@ -407,7 +423,7 @@ def run_many(
             try:
                 results[i] = receive.recv()
             except EOFError:  # the worker died before it could report
-                process.join()
+                _join_or_kill(process)
                 results[i] = {
                     "script": jobs[i][0],
                     "ok": False,
@@ -416,7 +432,7 @@ def run_many(
                     "record": None,
                     "error": f"worker died (exit code {process.exitcode})",
                 }
-            process.join()
+            _join_or_kill(process)
             if announce:
                 announce("end", jobs[i], results[i])
 
@@ -441,10 +457,7 @@ def run_many(
             for _, process in running.values():
                 process.terminate()
             for _, process in running.values():
-                process.join(timeout=10)
-                if process.is_alive():  # stuck (e.g. in its own pool's shutdown): its workers die with it
-                    process.kill()
-                    process.join()
+                _join_or_kill(process)
             if own_slots:
                 job_slots.active().close()
                 job_slots.activate(None)
