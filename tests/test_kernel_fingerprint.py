@@ -56,7 +56,7 @@ def pinned_listing() -> dict[str, str]:
 
 
 def test_torch_products_run_on_openblas_under_the_pin():
-    """This process is pinned (conftest imports section_kit): torch's
+    """This process is pinned (conftest imports pagekit): torch's
     products are numpy's, bit for bit, in float32 and float64, plain,
     transposed, batched, with a bias, and through autograd."""
     if not numeric_env.can_honour_pin():

@@ -24,7 +24,7 @@ from pagekit.section import (  # first: it pins the numeric environment before n
 )
 
 import numpy as np  # noqa: E402
-import torch  # noqa: E402  (section_kit has pinned it to one thread)
+import torch  # noqa: E402  (pagekit.section has pinned it to one thread)
 
 from normalisation_layers import mlp, noisy_norms  # noqa: E402
 from normalisation_layers.batch_norm_learning_rate import (  # noqa: E402

@@ -283,7 +283,7 @@ def _training_steps(torch, F, g) -> list[tuple[str, str, str]]:
 
 def fingerprint() -> list[tuple[str, str, str]]:
     """(operation, kind, hash) for every probed operation, in a fixed order.
-    The numeric pin must already be applied (section_kit or numeric_env.apply)."""
+    The numeric pin must already be applied (pagekit.section or numeric_env.applied_variant)."""
     return _numpy_rows() + _torch_rows()
 
 

@@ -35,7 +35,7 @@ and its numbers files say so ("honoured": false), so they are never taken for
 the page's own run. NUMERIC_ENV_UNPINNED=1 (UNPINNED_ENV) makes this machine
 behave as such a machine (for the tests of that path only).
 
-Imported by section_kit before numpy; must stay free of heavy imports.
+Imported by pagekit.section (and every module that loads numpy) first; must stay free of heavy imports.
 """
 
 from __future__ import annotations

@@ -146,7 +146,7 @@ def threads_only(variant: str) -> bool:
     return set(numeric_env.VARIANTS[variant]) == {"TORCH_NUM_THREADS"}
 
 
-# What loads torch in a section's code: the module itself, or section_kit's
+# What loads torch in a section's code: the module itself, or pagekit's
 # functions that import it.
 TORCH_NAMES = frozenset({"torch", "import_torch", "torch_generator"})
 

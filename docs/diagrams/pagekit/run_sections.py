@@ -477,7 +477,7 @@ def die_with_parent() -> None:
     """Linux: get SIGTERM when the parent (make, or the runner for a worker)
     dies, so killing it stops the run instead of leaving it writing. The same
     as pools.terminate_with_parent, kept here so that `make figures`
-    with nothing to do does not import section_kit (matplotlib: half a second)."""
+    with nothing to do does not import pagekit.section (matplotlib: half a second)."""
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
