@@ -82,7 +82,7 @@ def site_pages(site: Path) -> list[str]:
 @contextmanager
 def serve(site: Path):
     class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format, *args):  # noqa: A002 (the base class's name)
+        def log_message(self, format, *args):
             pass
 
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))

@@ -52,5 +52,5 @@ def test_a_claim_without_source_records_no_form():
     """A claim made from code with no file (exec'd text) still records, with
     no condition, rather than failing."""
     section = Section(page="probe", name="probe", echo=False)
-    exec("section.claim('one is one', 1 == 1)", {"section": section})  # noqa: S102
+    exec("section.claim('one is one', 1 == 1)", {"section": section})
     assert (section.claims[0].condition, section.claims[0].constants) == (None, {})

@@ -36,7 +36,7 @@ def visual_diff(committed: Path, fresh: Path, page: str, labels=("committed", "n
     preview_figures.render(fresh, actual, cairosvg)
     try:
         result = compare_images(str(expected), str(actual), tol=0, in_decorator=True)
-    except Exception as error:  # noqa: BLE001  (e.g. the sizes differ: the two pictures still say it)
+    except Exception as error:
         return f"{labels[0]} {rel(expected)}, {labels[1]} {rel(actual)} (no difference image: {error})"
     if result is None:
         return f"{labels[0]} {rel(expected)}, {labels[1]} {rel(actual)} (the renderings are identical: only the SVG text differs)"

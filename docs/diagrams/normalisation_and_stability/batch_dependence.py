@@ -15,7 +15,7 @@ import math
 
 
 import pagekit.section  # noqa: F401  (first: it pins the numeric environment before numpy loads)
-import numpy as np  # noqa: E402
+import numpy as np
 from matplotlib.patches import Rectangle
 
 from normalisation_and_stability.norm_worked_vector import (

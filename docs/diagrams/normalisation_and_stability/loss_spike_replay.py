@@ -17,11 +17,11 @@ from __future__ import annotations
 
 
 import pagekit.section  # noqa: F401  (first: it pins the numeric environment before numpy loads)
-import numpy as np  # noqa: E402
+import numpy as np
 
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter
 
-from pagekit.section import PALETTE, format_number, import_torch, log_axis, main, new_figure, nice_limits  # noqa: E402
+from pagekit.section import PALETTE, format_number, import_torch, log_axis, main, new_figure, nice_limits
 
 # Step numbers on an axis in the house style: 1,400, not 1400.
 STEP_TICKS = FuncFormatter(lambda v, _: format_number(v, ",.0f"))

@@ -21,10 +21,10 @@ import math
 
 
 import pagekit.section  # noqa: F401  (first: it pins the numeric environment before numpy loads)
-import numpy as np  # noqa: E402
+import numpy as np
 from matplotlib.patches import Patch
 
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter
 
 from pagekit.section import (
     PALETTE,
@@ -32,7 +32,7 @@ from pagekit.section import (
     format_number,
     import_torch,
     log_axis,
-    main,  # noqa: E402
+    main,
     new_cell_figure,
     new_figure,
     nice_limits,

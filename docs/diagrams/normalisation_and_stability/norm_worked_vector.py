@@ -13,7 +13,7 @@ from __future__ import annotations
 
 
 import pagekit.section  # noqa: F401  (first: it pins the numeric environment before numpy loads)
-import numpy as np  # noqa: E402
+import numpy as np
 
 from pagekit.section import PALETTE, draw_cell_rows, import_torch, main, new_cell_figure
 

@@ -25,7 +25,7 @@ import math
 
 
 import pagekit.section  # noqa: F401  (first: it pins the numeric environment before numpy loads)
-import numpy as np  # noqa: E402
+import numpy as np
 
 from pagekit.section import (
     PALETTE,

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 
 import pagekit.section  # noqa: F401  (first: it pins the numeric environment before numpy loads)
-import numpy as np  # noqa: E402
+import numpy as np
 
-from pagekit.section import PALETTE, log_axis, main, new_figure, nice_limits  # noqa: E402
+from pagekit.section import PALETTE, log_axis, main, new_figure, nice_limits
 
 SEED = 31
 N_EXAMPLES = 200

@@ -18,7 +18,7 @@ import statistics
 from pathlib import Path
 
 
-from pagekit.section import main  # noqa: E402  (first: pins the numeric environment)
+from pagekit.section import main
 
 INPUTS = (
     "../../../figures/normalisation-layers/robustness.json",

@@ -18,10 +18,10 @@ from pagekit.section import (  # first: it pins the numeric environment before n
     nice_limits,
 )
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from normalisation_layers import mlp  # noqa: E402
-from normalisation_layers.norms import BatchNorm  # noqa: E402
+from normalisation_layers import mlp
+from normalisation_layers.norms import BatchNorm
 
 RATES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3)
 NETWORKS = ("plain", "batch norm")

@@ -23,18 +23,18 @@ from pagekit.section import (  # first: it pins the numeric environment before n
     process_pool,
 )
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402  (pagekit.section has pinned it to one thread)
+import numpy as np
+import torch
 
-from normalisation_layers import mlp, noisy_norms  # noqa: E402
-from normalisation_layers.batch_norm_learning_rate import (  # noqa: E402
+from normalisation_layers import mlp, noisy_norms
+from normalisation_layers.batch_norm_learning_rate import (
     REDUCED_STEPS,
     STEPS,
     TRAINS,
     quote_accuracies,
     rate_key,
 )
-from normalisation_layers.norms import BatchNorm  # noqa: E402
+from normalisation_layers.norms import BatchNorm
 
 RATES = (0.1, 0.3)
 NETWORKS = ("plain", "batch norm", "activation noise", "feature noise")

@@ -17,9 +17,9 @@ from pagekit.section import (  # first: it pins the numeric environment before n
     nice_limits,
 )
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from normalisation_layers.norms import BatchNorm, LayerNorm  # noqa: E402
+from normalisation_layers.norms import BatchNorm, LayerNorm
 
 SEED, BATCH, FEATURES = 0, 8, 16
 OTHERS_SCALE, OTHERS_SHIFT = 3.0, 2.0

@@ -11,7 +11,7 @@ from the papers the page's reading list gives.
 from __future__ import annotations
 
 
-from pagekit.section import PALETTE, main, new_figure  # noqa: E402
+from pagekit.section import PALETTE, main, new_figure
 
 # (quote name, year of the cited paper, step, what it normalises or where, row of the figure:
 #  above 0 or below, 2.4 = higher, clear of its neighbour's label)

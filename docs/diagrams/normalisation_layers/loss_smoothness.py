@@ -19,11 +19,11 @@ from pagekit.section import (  # first: it pins the numeric environment before n
     process_pool,
 )
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402  (pagekit.section has pinned it to one thread)
-from torch.nn import functional as F  # noqa: E402
+import numpy as np
+import torch
+from torch.nn import functional as F
 
-from normalisation_layers import mlp  # noqa: E402
+from normalisation_layers import mlp
 
 RATE, STEPS, EVERY = 0.1, 300, 5
 REDUCED_STEPS = 10

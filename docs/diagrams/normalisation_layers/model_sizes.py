@@ -9,10 +9,10 @@ each count checked against its closed form.
 from __future__ import annotations
 
 
-from pagekit.section import main  # noqa: E402  (first: pins the numeric environment)
+from pagekit.section import main
 
-from normalisation_layers import language_data, mlp, norm_placement, qk_norm, transformer  # noqa: E402
-from normalisation_layers.norms import BatchNorm, LayerNorm, RMSNorm  # noqa: E402
+from normalisation_layers import language_data, mlp, norm_placement, qk_norm, transformer
+from normalisation_layers.norms import BatchNorm, LayerNorm, RMSNorm
 
 
 def count(model) -> int:

@@ -27,14 +27,14 @@ from pagekit.section import (  # first: it pins the numeric environment before n
 )
 
 
-from normalisation_layers.build_corpus import CORPUS_CHARACTERS, PLAYS  # noqa: E402
-from normalisation_layers.language_data import (  # noqa: E402
+from normalisation_layers.build_corpus import CORPUS_CHARACTERS, PLAYS
+from normalisation_layers.language_data import (
     TRAIN_FRACTION,
     VALIDATION_WINDOWS,
     load_corpus,
     validation_set,
 )
-from normalisation_layers.language_training import (  # noqa: E402
+from normalisation_layers.language_training import (
     BETAS,
     CLIP_NORM,
     FLOOR,
@@ -42,7 +42,7 @@ from normalisation_layers.language_training import (  # noqa: E402
     train_language_model,
     warmup_steps,
 )
-from normalisation_layers.transformer import NORMS, ROTARY_BASE, build_language_model  # noqa: E402
+from normalisation_layers.transformer import NORMS, ROTARY_BASE, build_language_model
 
 MODEL_SEED, DATA_SEED, VALIDATION_SEED = 0, 1, 2
 DIM, HEADS, LAYERS = 64, 4, 12

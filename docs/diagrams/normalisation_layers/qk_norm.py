@@ -27,11 +27,11 @@ from pagekit.section import (  # first: it pins the numeric environment before n
     process_pool,
 )
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from normalisation_layers.language_data import VALIDATION_WINDOWS, load_corpus, validation_set  # noqa: E402
-from normalisation_layers.language_training import CONSTANT, train_language_model, warmup_steps  # noqa: E402
-from normalisation_layers.transformer import NORMS, build_language_model  # noqa: E402
+from normalisation_layers.language_data import VALIDATION_WINDOWS, load_corpus, validation_set
+from normalisation_layers.language_training import CONSTANT, train_language_model, warmup_steps
+from normalisation_layers.transformer import NORMS, build_language_model
 
 MODEL_SEED, DATA_SEED, VALIDATION_SEED = 0, 1, 2
 DIM, HEADS, LAYERS = 64, 4, 4

@@ -18,11 +18,11 @@ import statistics
 import time
 
 
-from pagekit.section import import_torch, main  # noqa: E402  (first: pins the numeric environment)
+from pagekit.section import import_torch, main
 
-from pagekit import numeric_env  # noqa: E402
+from pagekit import numeric_env
 
-from normalisation_layers.norms import LayerNorm, RMSNorm  # noqa: E402
+from normalisation_layers.norms import LayerNorm, RMSNorm
 
 SHAPE, LAYERS = (32, 128, 512), 4
 PASSES, REPETITIONS = 30, 5

@@ -57,12 +57,12 @@ import time
 from pathlib import Path
 
 
-from pagekit.section import atomic_write, import_torch  # noqa: E402  (first: it pins the numeric environment)
+from pagekit.section import atomic_write, import_torch
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from pagekit import numeric_env  # noqa: E402
-from normalisation_layers import (  # noqa: E402
+from pagekit import numeric_env
+from normalisation_layers import (
     PAGE,
     batch_norm_learning_rate,
     covariate_shift,
@@ -71,9 +71,9 @@ from normalisation_layers import (  # noqa: E402
     norm_placement,
     qk_norm,
 )
-from normalisation_layers.language_data import load_corpus  # noqa: E402
-from pagekit.inputs import code_content  # noqa: E402
-from pagekit.run_sections import FIGURES_DIR, SectionScript, current_hash  # noqa: E402
+from normalisation_layers.language_data import load_corpus
+from pagekit.inputs import code_content
+from pagekit.run_sections import FIGURES_DIR, SectionScript, current_hash
 
 RECORD = FIGURES_DIR / PAGE / "thread-check.json"
 CHECKED_SECTIONS = ("batch_norm_learning_rate", "covariate_shift", "loss_smoothness", "norm_placement", "qk_norm")

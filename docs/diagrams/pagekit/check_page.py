@@ -1079,6 +1079,6 @@ if __name__ == "__main__":
         sys.exit(main())
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as error:  # noqa: BLE001  (a bug here, not the user's input)
+    except Exception as error:
         print(f"internal error in check_page.py: {type(error).__name__}: {error} (please report it)", file=sys.stderr)
         sys.exit(EXIT_INTERNAL)

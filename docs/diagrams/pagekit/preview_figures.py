@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
             continue
-        except Exception as error:  # noqa: BLE001  (a malformed SVG: say which, go on)
+        except Exception as error:
             failed.append(svg)
             detail = str(error).strip().splitlines()
             print(

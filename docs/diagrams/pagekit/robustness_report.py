@@ -649,7 +649,7 @@ def serve(names: list[str]) -> int:
     for script in scripts:
         try:
             cli.section_module(script.package, script.name)
-        except Exception:  # noqa: BLE001  (its run reports the error)
+        except Exception:
             pass
     prepare(max(needs(s) for s in scripts))
     variant = numeric_env.variant_name()

@@ -246,7 +246,7 @@ def preload(scripts: list[SectionScript], *, warm_up: bool = True) -> dict[Secti
     for script in scripts:
         try:
             cli.section_module(script.package, script.name)
-        except Exception as error:  # noqa: BLE001  (reported per section)
+        except Exception as error:
             where = ""
             if isinstance(error, SyntaxError):
                 where = f"{registry.rel_path(Path(error.filename or script.path))}:{error.lineno}: "
