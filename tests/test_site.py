@@ -392,6 +392,14 @@ def _first_screen(driver, target: Path) -> None:
 
 WAIT_FOR_MATHS = """
 const done = arguments[arguments.length - 1];
+// The page whole first: the driver's get() has been seen to return while the
+// document was still loading (readyState "loading", 1,826 characters read).
+if (document.readyState !== 'complete') {
+  window.addEventListener('load', () => setTimeout(() => check(), 0), {once: true});
+} else {
+  check();
+}
+function check() {
 if (document.querySelector('.math') === null) {
   // What was loaded, for the message: the page's title, its state and size.
   done(`no maths (title "${document.title}", ${document.readyState}, ${document.documentElement.outerHTML.length} characters)`);
@@ -408,6 +416,7 @@ const start = Date.now();
     setTimeout(wait, 50);
   }
 })();
+}
 """
 
 # Each figure's loading attribute as served; then every image loaded at once
