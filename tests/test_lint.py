@@ -13,26 +13,18 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 RUFF = Path(sys.executable).with_name("ruff")
 
 
-def test_ruff_finds_nothing():
+def ruff(*args: str) -> subprocess.CompletedProcess:
     # --no-cache: ruff would otherwise write .ruff_cache into the tree.
-    done = subprocess.run(
-        [str(RUFF), "check", "--no-cache", "--output-format", "concise", "."],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    return subprocess.run(
+        [str(RUFF), *args, "--no-cache", "."], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False
     )
+
+
+def test_ruff_finds_nothing():
+    done = ruff("check", "--output-format", "concise")
     assert done.returncode == 0, f"make lint finds:\n{done.stdout}{done.stderr}"
 
 
 def test_the_code_is_laid_out_as_ruff_format_lays_it_out():
-    done = subprocess.run(
-        [str(RUFF), "format", "--no-cache", "--check", "."],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = ruff("format", "--check")
     assert done.returncode == 0, f"`ruff format .` would change:\n{done.stdout}{done.stderr}"

@@ -11,7 +11,6 @@ import json
 import re
 from pathlib import Path
 
-from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
 
@@ -26,6 +25,7 @@ from site_ext.pages import (
     page_facts,
     page_summary,
     page_title,
+    robustness_link,
     reading_minutes,
     reading_order,
     report_file,
@@ -267,17 +267,7 @@ class RobustnessReportLinks(SphinxTransform):
             match = self._target.search(node.get("reftarget", ""))
             if not match:
                 continue
-            page = match.group(1)
-            xref = addnodes.pending_xref(
-                "",
-                refdomain="std",
-                reftype="ref",
-                reftarget=f"robustness-{page}",
-                refexplicit=True,
-                refwarn=True,
-                refdoc=self.env.docname,
-            )
-            xref += nodes.inline("", node.astext())
+            xref = robustness_link(match.group(1), self.env.docname, node.astext())
             node.replace_self(xref)
 
 

@@ -9,10 +9,9 @@ from pathlib import Path
 
 from docutils import nodes
 from docutils.parsers.rst import directives
-from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
-from site_ext.pages import WORDS_PER_MINUTE, duration, hands_on, reading_minutes
+from site_ext.pages import WORDS_PER_MINUTE, duration, hands_on, reading_minutes, robustness_link
 
 PDF_DIR = "pdf"  # `make pdf` prints each page to build/site/pdf/<page>.pdf
 
@@ -85,17 +84,7 @@ class PageFacts(SphinxDirective):
         pdf += nodes.Text("the page as a PDF")
         extra += pdf
         extra += nodes.Text("; how its results hold at other seeds: ")
-        xref = addnodes.pending_xref(
-            "",
-            refdomain="std",
-            reftype="ref",
-            reftarget=f"robustness-{page}",
-            refexplicit=True,
-            refwarn=True,
-            refdoc=page,
-        )
-        xref += nodes.inline("", "the robustness summary")
-        extra += xref
+        extra += robustness_link(page, page, "the robustness summary")
         item("Also", extra)
         box += items
         return [box]

@@ -149,3 +149,21 @@ def section_titles(page: str) -> dict[int, str]:
 def github_slug(title: str) -> str:
     """The anchor MyST gives a heading (myst_heading_slug_func = "github")."""
     return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+
+
+def robustness_link(page: str, refdoc: str, text: str):
+    """A link to the page's section of the site's robustness page."""
+    from docutils import nodes
+    from sphinx import addnodes
+
+    xref = addnodes.pending_xref(
+        "",
+        refdomain="std",
+        reftype="ref",
+        reftarget=f"robustness-{page}",
+        refexplicit=True,
+        refwarn=True,
+        refdoc=refdoc,
+    )
+    xref += nodes.inline("", text)
+    return xref
