@@ -21,7 +21,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -34,6 +33,7 @@ from pagekit import numeric_env
 import pagekit.section  # noqa: F401  (pins the numeric environment)
 from pagekit.paths import golden_dir
 from pagekit.registry import page_config
+from pagekit.executor import Job
 from pagekit.run_sections import all_sections, current_hash, run_many
 
 # The machinery is installed in place (pip install -e .); pytest puts tests/ on the path (conftest, helpers).
@@ -68,17 +68,14 @@ SLOW_TEST_TIMEOUT = 240
 SESSION_FIXTURE_TIMEOUT = 600
 
 
-# `make test` runs on two xdist workers (pyproject.toml: -n 2 --dist loadscope).
+# `make test` runs on two xdist workers (pyproject.toml: -n 2 --dist loadgroup).
 # A test whose set-up is expensive and shared (the session's regenerated
 # sections, a module's built site or executed notebooks) runs on the worker
-# that holds that set-up: each such set-up is one scheduling unit, built once.
-# xdist's own `xdist_group` cannot say so under pytest 9 (it renames
-# item._nodeid, which pytest 9 no longer reads), so each worker writes its
-# tests' units to a file and the scheduler below reads it. On a worker the
-# units go first, longest first, so both workers start on them and the short
-# tests fill in after.
+# that holds that set-up: each such set-up is one xdist_group, built once
+# (marked here, at collection, so no test file has to remember it). On a
+# worker the groups go first, longest first, so both workers start on them
+# and the short tests fill in after.
 XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
-UNITS_FILE_ENV = "TESTS_XDIST_UNITS_FILE"
 # The notebooks' tests share a worker with the tests of the regenerated
 # sections: that fixture takes the sections the notebooks ran.
 MODULE_UNITS = {"test_notebooks": "regenerated", "test_site": "site", "test_page_snippet": "page-snippet"}
@@ -93,30 +90,11 @@ def xdist_unit_of(item) -> str | None:
     return MODULE_UNITS.get(module.__name__) if module else None
 
 
-def pytest_configure(config):
-    if not XDIST_WORKER and getattr(config.option, "numprocesses", None):  # the controller, before its workers start
-        os.environ[UNITS_FILE_ENV] = str(Path(tempfile.mkdtemp(prefix="xdist-units-")) / "units.json")
-
-
-def pytest_unconfigure(config):
-    if not XDIST_WORKER and os.environ.get(UNITS_FILE_ENV):  # the controller: its scratch folder
-        shutil.rmtree(Path(os.environ.pop(UNITS_FILE_ENV)).parent, ignore_errors=True)
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    """loadscope, with the units the workers wrote instead of one per module."""
-    from xdist.scheduler import LoadScopeScheduling
-
-    class SharedSetUpScheduling(LoadScopeScheduling):
-        units: dict | None = None
-
-        def _split_scope(self, nodeid: str) -> str:
-            if self.units is None:  # read once every worker has collected (xdist schedules only then)
-                self.units = json.loads(Path(os.environ[UNITS_FILE_ENV]).read_text(encoding="utf-8"))
-            return self.units.get(nodeid, nodeid)
-
-    return SharedSetUpScheduling(config, log)
+def pytest_itemcollected(item):
+    """Mark each test with its group as it is collected: before xdist reads
+    the marks (its pytest_collection_modifyitems)."""
+    if unit := xdist_unit_of(item):
+        item.add_marker(pytest.mark.xdist_group(unit))
 
 
 def _xdist_rank(item) -> tuple[int, int]:
@@ -283,9 +261,9 @@ def regenerated(request, tmp_path_factory) -> dict[tuple[str, str], SectionRun]:
             runs[(script.package, script.name)] = SectionRun(script, result, notebook_out, heavy)
         else:
             page_out = out / page_config(script.package).PAGE
-            jobs.append((script, 0, True, str(page_out), True, current_hash(script), heavy))
+            jobs.append(Job(script, out_dir=str(page_out), inputs_hash=current_hash(script), reduced=heavy))
     for job, result in zip(jobs, run_many(jobs), strict=True):
-        runs[(job[0].package, job[0].name)] = SectionRun(job[0], result, out, job[6])
+        runs[(job.script.package, job.script.name)] = SectionRun(job.script, result, out, job.reduced)
     return {(script.package, script.name): runs[(script.package, script.name)] for script in wanted}
 
 
@@ -300,10 +278,8 @@ def pytest_sessionfinish(session) -> None:
         sys.modules["test_notebooks"].stop_executing()
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist tells the controller the collection is done
 def pytest_collection_finish(session) -> None:
-    """On an xdist worker: write each test's scheduling unit for the
-    controller. Otherwise: start the pages' notebooks executing
+    """Unless on an xdist worker: start the pages' notebooks executing
     (tests/test_notebooks.py) as soon as the tests are known, in child
     processes, so their kernels run beside the other tests instead of after
     them (on a worker, the notebooks' own worker starts them: their tests
@@ -315,10 +291,6 @@ def pytest_collection_finish(session) -> None:
     tests make, and forked workers share those pages untouched."""
     gc.freeze()
     if XDIST_WORKER:
-        from pagekit.atomic import write_json_atomically
-
-        units = {item.nodeid: xdist_unit_of(item) for item in session.items if xdist_unit_of(item)}
-        write_json_atomically(Path(os.environ[UNITS_FILE_ENV]), units)  # every worker writes the same
         return
     if session.config.option.collectonly:
         return

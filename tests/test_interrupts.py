@@ -152,14 +152,14 @@ def test_a_second_run_waits_for_the_first(tmp_path):
 
 
 SLEEPY_PAGE = {
-    "__init__.py": '''"""A scratch page whose one section keeps a process pool busy."""
+    "__init__.py": '''"""A scratch page whose one section keeps the workers busy."""
 PAGE = "sleepy-page"
 PAGE_FILE = "docs/sleepy-page.md"
 SECTION_SCRIPTS = {1: ("sleepy",)}
 ''',
-    "sleepy.py": '''"""A section whose pool workers outlive a stuck shutdown unless killed."""
+    "sleepy.py": '''"""A section whose two declared runs nap: workers outlive the run unless stopped."""
 import time
-from pagekit.section import main, process_pool
+from pagekit.section import main
 
 
 def nap(seconds):
@@ -168,10 +168,12 @@ def nap(seconds):
     return seconds
 
 
-def compute(section):
-    with process_pool(2) as pool:
-        pool.map(nap, [120, 120])
-    section.quote("nap", 120, "d")
+def independent_runs(section):
+    return [(nap, (120,)), (nap, (120,))]
+
+
+def compute(section, naps):
+    section.quote("nap", naps[0], "d")
     return {}
 
 
@@ -235,3 +237,59 @@ def test_no_pool_worker_outlives_the_run(tmp_path, how):
     for line in left:
         os.kill(int(line.split(":")[0]), signal.SIGKILL)
     assert not left, "processes outlived the run:\n" + "\n".join(left)
+
+
+# SIGINT or SIGTERM to a whole run (a terminal's Ctrl-C, a CI job cancelled,
+# `kill -- -<pgid>`), early (while it imports) and while it works: nothing of
+# the project is alive 5 s later, and the committed outputs are whole.
+MAKE_RUNS = {
+    # target: (arguments, what the run prints once it is working, or None: a time)
+    "figures": (["-B", "figures"], "start"),
+    "robustness": (["robustness"], "done"),
+    "test": (["test", "PAGE=normalisation-and-stability"], None),
+}
+WORKING_AFTER = 6.0  # seconds: make test is computing sections and executing notebooks by then
+
+
+def signal_group_at(copy: Path, target: str, signum: int, moment: str) -> subprocess.Popen:
+    arguments, working = MAKE_RUNS[target]
+    make = subprocess.Popen(
+        ["make", "-s", *arguments],
+        cwd=copy,
+        env={**copy_env(copy), "CI": "true"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own group, as a terminal's job or a CI step
+    )
+    if moment == "starting":
+        time.sleep(1.0)
+    elif working is None:
+        time.sleep(WORKING_AFTER)
+    else:
+        wait_for(make, working, timeout=120)
+    os.killpg(make.pid, signum)
+    return make
+
+
+@pytest.mark.parametrize("moment", ["starting", "working"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("target", sorted(MAKE_RUNS))
+def test_a_signal_to_the_whole_run_leaves_nothing_behind(tmp_path, target, signum, moment):
+    copy = scratch_copy(tmp_path)
+    shutil.copytree(REPO_ROOT / "tests", copy / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    before = outputs(copy)
+    make = signal_group_at(copy, target, signum, moment)
+    try:
+        make.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        left = [f"{line} (waiting in {_wchan(line)})" for line in processes_under(copy)]
+        os.killpg(make.pid, signal.SIGKILL)
+        pytest.fail(f"make {target} did not end within 60 s of the signal; alive: {left}", pytrace=False)
+    deadline = time.monotonic() + 5  # what is still alive 5 s after make ended outlived it
+    while (left := processes_under(copy)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for line in left:
+        os.kill(int(line.split(":")[0]), signal.SIGKILL)
+    assert not left, f"processes outlived make {target}:\n" + "\n".join(left)
+    assert_whole(copy, before)

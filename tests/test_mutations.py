@@ -53,8 +53,8 @@ RUN_ALL = """
 import json, os, sys
 import importlib.util
 runs = json.loads(sys.argv[1])
-from pagekit import cli, pools  # from the first copy (PYTHONPATH): every copy's pagekit is the repository's
-pools.import_torch()
+from pagekit import cli, torch_loader  # from the first copy (PYTHONPATH): every copy's pagekit is the repository's
+torch_loader.import_torch()
 import matplotlib.pyplot
 for run in runs:
     pid = os.fork()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pagekit import pools
+from pagekit import executor, torch_loader
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,7 +28,7 @@ def _imports():
     global torch, F, build_corpus, load_corpus, training_batches, validation_set, windows
     global learning_rate, train_language_model, warmup_steps, LayerNorm, RMSNorm
     global Attention, Block, SwiGLU, build_language_model, rotary
-    torch = pools.import_torch()
+    torch = torch_loader.import_torch()
     F = torch.nn.functional
     from normalisation_layers import build_corpus
     from normalisation_layers.language_data import load_corpus, training_batches, validation_set, windows
@@ -206,21 +206,22 @@ def test_training_is_deterministic_and_evaluates_on_schedule():
 
 
 def test_runs_in_forked_workers_equal_runs_in_process():
-    """Sections 7-9 train their runs in two forked workers; a run there gives
-    the same bits as the same run in this process."""
+    """Sections 7-9 declare their runs, which the scheduler spreads over
+    forked workers; a run there gives the same bits as the same run in this
+    process."""
     from normalisation_layers import norm_placement, qk_norm
 
     config = norm_placement.REDUCED
-    jobs = [(key, norm, place, lr, warmup, config, 0) for key, norm, place, lr, warmup in norm_placement.RUNS[3:5]]
-    with pools.process_pool(2) as pool:
-        forked = pool.starmap(norm_placement.train_run, jobs, chunksize=1)
-    for job, result in zip(jobs, forked, strict=True):
-        alone = norm_placement.train_run(*job)
+    runs = [
+        (norm_placement.train_run, (key, norm, place, lr, warmup, config, 0))
+        for key, norm, place, lr, warmup in norm_placement.RUNS[3:5]
+    ]
+    runs.append((qk_norm.train_run, (0.1, True, 3, 0)))
+    forked = executor.run_here(runs, cores=2)
+    for (function, arguments), result in zip(runs, forked, strict=True):
+        alone = function(*arguments)
         assert result["validation"] == alone["validation"]
-    with pools.process_pool(1) as pool:
-        forked = pool.apply(qk_norm.train_run, (0.1, True, 3, 0))
-    alone = qk_norm.train_run(0.1, True, 3, 0)
-    assert (forked["logits"] == alone["logits"]).all() and forked["validation"] == alone["validation"]
+    assert (forked[-1]["logits"] == alone["logits"]).all()
 
 
 # -- the optimiser's multi-tensor form and the logit records -----------------

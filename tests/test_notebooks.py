@@ -34,7 +34,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from pagekit import notebooks
+from pagekit import executor, notebooks
 from conftest import PIN_HOLDS, REPO_ROOT, page_ids
 from pagekit.paths import golden_dir
 from pagekit.registry import page_config, page_packages
@@ -137,10 +137,17 @@ def start_executing() -> None:
             "--workdir",
             str(workdir),
         ]
-        # A session of its own: stop_executing ends its kernel with it.
+        # A session of its own: stop_executing ends its kernel with it. And it
+        # dies with this process (a SIGTERM to the test run skips stop_executing),
+        # shutting its kernel down on the way (notebooks.py --execute).
         _RUNS[package] = (
             subprocess.Popen(
-                command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+                command,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                start_new_session=True,
+                preexec_fn=executor.die_with_parent,
             ),
             workdir,
         )

@@ -175,9 +175,9 @@ def test_the_block_has_a_time_limit(tmp_path):
 
 
 def test_autocast_facts_the_prose_states():
-    from pagekit import pools
+    from pagekit import torch_loader
 
-    torch = pools.import_torch()
+    torch = torch_loader.import_torch()
     linear = torch.nn.Linear(4, 4)
     x = torch.ones(2, 4)
     with torch.autocast("cpu", dtype=torch.bfloat16):

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from pagekit import run_sections
+from pagekit.executor import Job
 from pagekit import inputs as section_inputs
 from pagekit.registry import PageNameError, page_config
 from pagekit.run_sections import NEEDS_NOTHING, NEEDS_OPTIMISER, NEEDS_TORCH, SectionScript
@@ -84,9 +85,9 @@ def test_a_broken_section_fails_alone(tmp_path, monkeypatch):
     page_package = page_config(package)
     monkeypatch.setattr(page_package, "__path__", [*page_package.__path__, str(scratch)])
     jobs = [
-        (broken, 0, False, str(tmp_path), False, None),
-        (scripts()["norm_worked_vector"], 0, False, str(tmp_path), False, None),
+        Job(broken, figures=False, out_dir=str(tmp_path), write=False),
+        Job(scripts()["norm_worked_vector"], figures=False, out_dir=str(tmp_path), write=False),
     ]
-    results = run_sections.run_many(jobs, workers=2)
+    results = run_sections.run_many(jobs, cores=2)
     assert not results[0]["ok"] and "broken_probe.py:2" in results[0]["error"]
     assert results[1]["ok"], results[1]["error"]

@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 
-from pagekit import paths, pools
+from pagekit import paths, torch_loader
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +80,7 @@ def test_a_reduction_past_the_grain_size_can_change_with_the_thread_count():
     """Why a reduced run does not stand in for a tensor that grows with the
     run's length (section 4's history of batch means): torch splits a
     reduction of more than 32,768 elements between two threads."""
-    torch = pools.import_torch()
+    torch = torch_loader.import_torch()
     generator = torch.Generator().manual_seed(0)
     # whether the other order changes the last bit depends on the values: ten inputs of each size
     inputs = {rows: [torch.randn(rows, 128, generator=generator).abs() for _ in range(10)] for rows in (256, 257)}
@@ -145,7 +145,7 @@ def test_every_run_is_its_sections_full_run(thread_check, monkeypatch):
 
 
 def test_check_trains_each_run_on_one_then_two_threads_and_reports_a_difference(thread_check, monkeypatch, capsys):
-    torch = pools.import_torch()
+    torch = torch_loader.import_torch()
     threads_seen = []
 
     def same():
@@ -207,8 +207,8 @@ def test_a_run_keeps_the_model_its_section_built_and_its_thread_count(thread_che
 
     result, threads, _ = thread_check.train_on(2, build_a_small_model)
     assert threads == 2 and result["loss"] == [0.5]
-    assert pools.import_torch().get_num_threads() == 2  # train_on leaves the count; check() restores it
-    pools.import_torch().set_num_threads(1)
+    assert torch_loader.import_torch().get_num_threads() == 2  # train_on leaves the count; check() restores it
+    torch_loader.import_torch().set_num_threads(1)
     expected = sum(
         p.numel() for p in norm_placement.build_language_model(0, 10, dim=8, layers=1, heads=2).state_dict().values()
     )

@@ -35,7 +35,6 @@ from pagekit.section import (
     main,
     new_figure,
     nice_limits,
-    process_pool,
     scientific,
 )
 
@@ -624,7 +623,33 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     }
 
 
-def compute(section):
+# The learning-rate sweep: each placement's runs side by side, the run of each
+# placement also trained alone (stacked runs must equal runs alone), and a
+# short pair where one run turns non-finite.
+SWEEP_RUNS = {
+    PRE: (list(RATES), [0] * len(RATES)),
+    POST: (list(RATES) + [WARMUP_RATE], [0] * len(RATES) + [WARMUP_STEPS]),
+}
+ALONE_CHECKS = {PRE: 0, POST: len(RATES)}
+
+
+def independent_runs(section) -> list[tuple]:
+    """The learning-rate sweep (nearly all of the section's arithmetic), the
+    longer placement first, then the short checks. The runs share no arrays,
+    so how they are spread over processes changes no bit."""
+    x, y, _ = make_data(section)
+    weights = stack_weights(section, SWEEP_SEED, SWEEP_BLOCKS)
+    steps = section.choose(full=STEPS, reduced=REDUCED_STEPS)
+    runs = [(train_side_by_side, (p, weights, x, y, *SWEEP_RUNS[p], steps)) for p in (POST, PRE)]
+    runs += [
+        (train_side_by_side, (p, weights, x, y, SWEEP_RUNS[p][0][k : k + 1], SWEEP_RUNS[p][1][k : k + 1], ALONE_STEPS))
+        for p, k in ALONE_CHECKS.items()
+    ]
+    runs += [(train_side_by_side, (PRE, weights, x, y, [RATES[0], HUGE_RATE], [0, 0], MASK_STEPS))]
+    return runs
+
+
+def compute(section, trained: list[np.ndarray]):
     q = section.quote
 
     # --- Data ---------------------------------------------------------------
@@ -641,29 +666,9 @@ def compute(section):
     q("hidden", HIDDEN, "d")
 
     sweep_weights = stack_weights(section, SWEEP_SEED, SWEEP_BLOCKS)
-    # The learning-rate sweep is nearly all of the section's arithmetic. It
-    # runs in two forked processes, the longer placement first, while this
-    # process works through the smaller experiments; the short checks follow
-    # on whichever worker is free. The jobs share no arrays, so
-    # the numbers do not depend on the split (one process gives the same
-    # bits). The workers fork before this process runs any torch operation:
-    # a process forked after torch has started its thread pool (with more
-    # than one thread) can hang in its first parallel operation.
-    runs = {
-        PRE: (list(RATES), [0] * len(RATES)),
-        POST: (list(RATES) + [WARMUP_RATE], [0] * len(RATES) + [WARMUP_STEPS]),
-    }
-    checks = {PRE: 0, POST: len(RATES)}  # the run of each placement also trained alone
+    results = compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights)
     steps = section.choose(full=STEPS, reduced=REDUCED_STEPS)
-    jobs = [(p, sweep_weights, x, y, *runs[p], steps) for p in (POST, PRE)]
-    jobs += [
-        (p, sweep_weights, x, y, runs[p][0][k : k + 1], runs[p][1][k : k + 1], ALONE_STEPS) for p, k in checks.items()
-    ]
-    jobs += [(PRE, sweep_weights, x, y, [RATES[0], HUGE_RATE], [0, 0], MASK_STEPS)]
-    with process_pool(len(PLACEMENTS)) as pool:
-        training = pool.starmap_async(train_side_by_side, jobs, chunksize=1)
-        results = compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights)
-        trained = training.get()
+    runs, checks = SWEEP_RUNS, ALONE_CHECKS
     losses = dict(zip((POST, PRE), trained[:2]))
     alone = dict(zip(checks, trained[2:4]))
     masked = trained[4]

@@ -52,16 +52,26 @@ def quote_accuracies(q, runs: dict, network: str, key: str, rates) -> np.ndarray
     return np.array(acc)
 
 
-def compute(section):
+def independent_runs(section) -> list[tuple]:
+    """Every (network, rate) run of the sweep, the slower normalised network
+    first, then the check against torch's module: the hand-written batch
+    norm and nn.BatchNorm1d at one rate."""
     torch = import_torch()
+    steps = section.choose(full=STEPS, reduced=REDUCED_STEPS)
+    sweep = [(mlp.run, (n, r, steps, section.seed_offset)) for n in reversed(NETWORKS) for r in RATES]
+    check = [
+        (mlp.run, ("batch norm", RATES[4], CHECK_STEPS, section.seed_offset, None, None)),
+        (mlp.run, ("batch norm", RATES[4], CHECK_STEPS, section.seed_offset, None, torch.nn.BatchNorm1d)),
+    ]
+    return sweep + check
+
+
+def compute(section, trained: list[dict]):
     q = section.quote
     steps = section.choose(full=STEPS, reduced=REDUCED_STEPS)
-    # The check against torch's module runs in a worker too, beside the sweep.
-    check = [
-        ("batch norm", RATES[4], CHECK_STEPS, section.seed_offset, None, None),
-        ("batch norm", RATES[4], CHECK_STEPS, section.seed_offset, None, torch.nn.BatchNorm1d),
-    ]
-    runs, (ours, theirs) = mlp.sweep(section, NETWORKS, RATES, steps, check)
+    *swept, ours, theirs = trained
+    runs = {(n, r): res for (_, (n, r, *_)), res in zip(independent_runs(section), swept)}
+    section.progress(f"{len(trained)} runs, {sum(r['cpu'] for r in trained):.1f} s CPU in the workers", force=True)
     section.agree(
         f"hand-written BatchNorm and nn.BatchNorm1d networks, first {CHECK_STEPS} losses",
         ours["losses"],

@@ -20,7 +20,6 @@ from pagekit.section import (  # first: it pins the numeric environment before n
     main,
     new_figure,
     nice_limits,
-    process_pool,
 )
 
 import numpy as np
@@ -112,16 +111,18 @@ def run(network: str, lr: float, steps: int, seed_offset: int) -> dict:
     return result
 
 
-def compute(section):
+def independent_runs(section) -> list[tuple]:
+    """Every (network, rate) training run, each on its own, the slower
+    noisy networks first."""
+    steps = section.choose(full=STEPS, reduced=REDUCED_STEPS)
+    return [(run, (n, r, steps, section.seed_offset)) for n in reversed(NETWORKS) for r in RATES]
+
+
+def compute(section, trained: list[dict]):
     q = section.quote
     steps = section.choose(full=STEPS, reduced=REDUCED_STEPS)
-    jobs = [(n, r, steps, section.seed_offset) for n in reversed(NETWORKS) for r in RATES]
-    with process_pool(2) as pool:
-        results = pool.starmap(run, jobs, chunksize=1)
-        pool.close()  # workers exit on their own (see mlp.sweep)
-        pool.join()
-    runs = {(n, r): res for (n, r, *_), res in zip(jobs, results)}
-    section.progress(f"{len(jobs)} runs, {sum(r['cpu'] for r in results):.1f} s CPU in the workers", force=True)
+    runs = {(n, r): res for (_, (n, r, *_)), res in zip(independent_runs(section), trained)}
+    section.progress(f"{len(trained)} runs, {sum(r['cpu'] for r in trained):.1f} s CPU in the workers", force=True)
 
     q("rates", RATES, "g")
     q("steps", steps, "d")

@@ -16,7 +16,6 @@ from pagekit.section import (  # first: it pins the numeric environment before n
     log_axis,
     main,
     new_figure,
-    process_pool,
 )
 
 import numpy as np
@@ -131,16 +130,18 @@ def probed_run(network: str, steps: int, seed_offset: int) -> dict:
     return result
 
 
-def compute(section):
+def independent_runs(section) -> list[tuple]:
+    """One probed training run per network, each on its own."""
+    steps = section.choose(full=STEPS, reduced=REDUCED_STEPS)
+    return [(probed_run, (n, steps, section.seed_offset)) for n in NETWORKS]
+
+
+def compute(section, trained: list[dict]):
     q = section.quote
     steps = section.choose(full=STEPS, reduced=REDUCED_STEPS)
     after = section.choose(full=AFTER, reduced=0)
-    with process_pool(2) as pool:
-        results = pool.starmap(probed_run, [(n, steps, section.seed_offset) for n in NETWORKS], chunksize=1)
-        pool.close()  # workers exit on their own (see mlp.sweep)
-        pool.join()
-    runs = dict(zip(NETWORKS, results))
-    section.progress(f"both probed runs done, {sum(r['cpu'] for r in results):.1f} s CPU", force=True)
+    runs = dict(zip(NETWORKS, trained))
+    section.progress(f"both probed runs done, {sum(r['cpu'] for r in trained):.1f} s CPU", force=True)
     q("rate", RATE, "g")
     q("momentum", mlp.MOMENTUM, ".1f")
     q("steps", steps, "d")

@@ -196,27 +196,3 @@ def run(network: str, lr: float, steps: int, seed_offset: int, probe=None, norm_
     )
     report(f"{name}: done, {end}, {result['cpu']:.1f} s CPU", force=True)
     return result
-
-
-def sweep(section, networks, rates, steps, extra_jobs=()):
-    """Train every (network, rate) pair for ``steps`` steps in two forked
-    workers, the slower normalised networks first, then ``extra_jobs``
-    (argument tuples of ``run``). Returns {(network, rate): result} and the
-    extra jobs' results in order. The runs share nothing, so the split does
-    not change a bit. Call it before this process runs any torch operation:
-    a process forked after torch has started threads can hang."""
-    from pagekit.section import process_pool
-
-    jobs = [(n, r, steps, section.seed_offset) for n in reversed(networks) for r in rates]
-    start = time.perf_counter()
-    with process_pool(2) as pool:
-        results = pool.starmap_async(run, jobs + list(extra_jobs), chunksize=1).get()
-        pool.close()  # let the workers exit on their own: terminating them
-        pool.join()  # makes each print the runner's interrupt traceback
-    cpu = sum(r["cpu"] for r in results)
-    section.progress(
-        f"{len(results)} runs of up to {steps} steps: {time.perf_counter() - start:.1f} s "
-        f"wall, {cpu:.1f} s CPU in the workers",
-        force=True,
-    )
-    return {(n, r): res for (n, r, *_), res in zip(jobs, results)}, results[len(jobs) :]

@@ -14,6 +14,7 @@ torch thread apiece; the numbers do not depend on the split (tested).
 
 from __future__ import annotations
 
+import sys
 import time
 
 
@@ -23,7 +24,6 @@ from pagekit.section import (  # first: it pins the numeric environment before n
     main,
     new_figure,
     nice_limits,
-    process_pool,
 )
 
 
@@ -93,8 +93,6 @@ LABELS = {
 }
 COLOURS = {"post": PALETTE["red"], "pre": PALETTE["blue"]}
 
-_SECTION = None  # the section, for the workers' progress lines (inherited on fork)
-
 
 def train_run(key: str, norm: str, place: str, lr: float, warmup: float, config: dict, offset: int) -> dict:
     """One run, in a worker: build, train, score; returns its curve and times."""
@@ -113,10 +111,6 @@ def train_run(key: str, norm: str, place: str, lr: float, warmup: float, config:
     )
     cpu, wall = time.process_time(), time.perf_counter()
 
-    def report(step, loss, model):
-        if _SECTION is not None:
-            _SECTION.progress(f"{key}: step {step + 1}/{config['steps']}, training loss {loss:.3f}")
-
     run = train_language_model(
         model,
         corpus,
@@ -128,35 +122,27 @@ def train_run(key: str, norm: str, place: str, lr: float, warmup: float, config:
         window=WINDOW,
         warmup_fraction=warmup,
         eval_every=config["eval_every"],
-        on_step=report,
     )
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    if _SECTION is not None:
-        _SECTION.progress(
-            f"{key}: done, validation loss {run.final:.3f} ({cpu:.1f} s CPU, {wall:.1f} s wall)", force=True
-        )
+    print(f"  norm_placement {key}: validation loss {run.final:.3f} ({cpu:.1f} s CPU)", file=sys.stderr, flush=True)
     return {"eval_steps": run.eval_steps, "validation": run.validation, "cpu": cpu, "wall": wall}
 
 
-def train_all(section, config: dict) -> dict[str, dict]:
-    """The seven runs in two forked workers (they fork before any torch op here)."""
-    global _SECTION
-    _SECTION = section
-    jobs = [(key, norm, place, lr, warmup, config, section.seed_offset) for key, norm, place, lr, warmup in RUNS]
-    with process_pool(2) as pool:
-        results = pool.starmap(train_run, jobs, chunksize=1)
-    return {job[0]: result for job, result in zip(jobs, results)}
+def independent_runs(section) -> list[tuple]:
+    """The seven training runs, each on its own (the scheduler spreads them
+    over the cores)."""
+    config = section.choose(full=FULL, reduced=REDUCED)
+    return [
+        (train_run, (key, norm, place, lr, warmup, config, section.seed_offset))
+        for key, norm, place, lr, warmup in RUNS
+    ]
 
 
-def compute(section):
+def compute(section, trained: list[dict]):
     q = section.quote
     config = section.choose(full=FULL, reduced=REDUCED)
-    start = time.perf_counter()
-    runs = train_all(section, config)
-    section.progress(
-        f"all runs done in {time.perf_counter() - start:.1f} s wall, {sum(r['cpu'] for r in runs.values()):.1f} s CPU",
-        force=True,
-    )
+    runs = {key: result for (key, *_), result in zip(RUNS, trained)}
+    section.progress(f"all runs done: {sum(r['cpu'] for r in runs.values()):.1f} s CPU", force=True)
 
     # The corpus and the training setup (shared by sections 7-9).
     q("plays", len(PLAYS), "d")

@@ -13,6 +13,7 @@ runs train in two forked worker processes, three each.
 from __future__ import annotations
 
 import math
+import sys
 import time
 
 
@@ -24,7 +25,6 @@ from pagekit.section import (  # first: it pins the numeric environment before n
     main,
     new_figure,
     nice_limits,
-    process_pool,
 )
 
 import numpy as np
@@ -41,8 +41,6 @@ RATES = (0.01, 0.03, 0.1)
 REDUCED = {"steps": 4}
 FULL = {"steps": STEPS}
 QUESTION_HEAD_DIM = 16  # check your understanding: the bound with unit gains
-
-_SECTION = None  # the section, for the workers' progress lines (inherited on fork)
 
 
 def rate_key(rate: float) -> str:
@@ -71,10 +69,6 @@ def train_run(lr: float, qk_norm: bool, steps: int, offset: int) -> dict:
     def record(step, loss, model):
         logits.append(model.largest_logits())
         bounds.append(model.logit_bounds())
-        if _SECTION is not None:
-            _SECTION.progress(
-                f"{name}: step {step + 1}/{steps}, training loss {loss:.3f}, largest logit {max(logits[-1]):.1f}"
-            )
 
     run = train_language_model(
         model,
@@ -91,10 +85,7 @@ def train_run(lr: float, qk_norm: bool, steps: int, offset: int) -> dict:
         on_step=record,
     )
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    if _SECTION is not None:
-        _SECTION.progress(
-            f"{name}: done, validation loss {run.final:.3f} ({cpu:.1f} s CPU, {wall:.1f} s wall)", force=True
-        )
+    print(f"  qk_norm {name}: validation loss {run.final:.3f} ({cpu:.1f} s CPU)", file=sys.stderr, flush=True)
     return {
         "logits": np.array(logits),
         "bounds": np.array(bounds),
@@ -104,25 +95,18 @@ def train_run(lr: float, qk_norm: bool, steps: int, offset: int) -> dict:
     }
 
 
-def train_all(section, steps: int) -> dict:
-    """The six runs in two forked workers (they fork before any torch op here)."""
-    global _SECTION
-    _SECTION = section
-    jobs = [(lr, qk, steps, section.seed_offset) for qk in (False, True) for lr in RATES]
-    with process_pool(2) as pool:
-        results = pool.starmap(train_run, jobs, chunksize=1)
-    return {(lr, qk): result for (lr, qk, *_), result in zip(jobs, results)}
+def independent_runs(section) -> list[tuple]:
+    """The six training runs, each on its own (the scheduler spreads them
+    over the cores): every rate, without and then with QK-norm."""
+    steps = section.choose(full=FULL, reduced=REDUCED)["steps"]
+    return [(train_run, (lr, qk, steps, section.seed_offset)) for qk in (False, True) for lr in RATES]
 
 
-def compute(section):
+def compute(section, trained: list[dict]):
     q = section.quote
     steps = section.choose(full=FULL, reduced=REDUCED)["steps"]
-    start = time.perf_counter()
-    runs = train_all(section, steps)
-    section.progress(
-        f"all runs done in {time.perf_counter() - start:.1f} s wall, {sum(r['cpu'] for r in runs.values()):.1f} s CPU",
-        force=True,
-    )
+    runs = {(lr, qk): result for (_, (lr, qk, *_)), result in zip(independent_runs(section), trained)}
+    section.progress(f"all runs done: {sum(r['cpu'] for r in runs.values()):.1f} s CPU", force=True)
 
     head_dim = DIM // HEADS
     q("layers", LAYERS, "d")

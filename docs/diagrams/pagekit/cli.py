@@ -30,19 +30,50 @@ def section_module(page_package: str, section: str):
     return importlib.import_module(f"{page_package}.{section}")
 
 
+def new_section(
+    module,
+    *,
+    seed_offset: int = 0,
+    out_dir: Path | str | None = None,
+    echo: bool = False,
+    reduced: bool = False,
+    inputs_hash: str | None = None,
+) -> Section:
+    """A fresh Section for one run of a section module (its page from the
+    module's package; ``inputs_hash`` by default the inputs' hash now)."""
+    package, _, name = module.__name__.rpartition(".")
+    if inputs_hash is None and getattr(module, "__file__", None):  # (a test's stand-in module has no file)
+        inputs_hash = inputs.inputs_hash(package, name)
+    return Section(
+        page=page_config(package).PAGE,
+        name=name,
+        seed_offset=seed_offset,
+        out_dir=Path(out_dir) if out_dir is not None else None,
+        echo=echo,
+        reduced=reduced,
+        inputs_hash=inputs_hash,
+    )
+
+
 def run_section(
     module,
     *,
     seed_offset: int = 0,
     figures: bool = True,
-    out_dir: Path | None = None,
+    out_dir: Path | str | None = None,
     echo: bool = False,
     write: bool = True,
     raise_on_failed_claims: bool = True,
     reduced: bool = False,
     inputs_hash: str | None = None,
+    run_results: list | None = None,
 ) -> Section:
     """Run one section module's ``compute`` (and ``draw`` if ``figures``).
+
+    A module that declares independent runs (``independent_runs(section)``: function and
+    arguments pairs) gets their results as ``compute(section, results)``:
+    ``run_results`` when the scheduler ran them (executor.run_jobs), else
+    they run here (executor.run_here).
 
     Writes the numbers file when ``write`` (into figures/ only for the
     page's own run, see ``Section.figure_dir``); raises ``ClaimsFailed``
@@ -51,24 +82,21 @@ def run_section(
     ``inputs_hash`` is the hash of the inputs as they were when the run was
     decided (the runner hashes before it imports); by default, now.
     """
-    package, _, name = module.__name__.rpartition(".")
-    page = page_config(package).PAGE
-    if inputs_hash is None and getattr(module, "__file__", None):  # (a test's stand-in module has no file)
-        inputs_hash = inputs.inputs_hash(package, name)
-    section = Section(
-        page=page,
-        name=name,
-        seed_offset=seed_offset,
-        out_dir=out_dir,
-        echo=echo,
-        reduced=reduced,
-        inputs_hash=inputs_hash,
+    section = new_section(
+        module, seed_offset=seed_offset, out_dir=out_dir, echo=echo, reduced=reduced, inputs_hash=inputs_hash
     )
     keep_measurements(section)
-    results = module.compute(section)
+    if hasattr(module, "independent_runs"):
+        if run_results is None:
+            from pagekit import executor
+
+            run_results = executor.run_here(list(module.independent_runs(section)))
+        results = module.compute(section, run_results)
+    else:
+        results = module.compute(section)
     failed = section.failed_claims()
     if failed and raise_on_failed_claims:
-        raise ClaimsFailed(f"{name}: claim failed: " + "; claim failed: ".join(failed))
+        raise ClaimsFailed(f"{section.name}: claim failed: " + "; claim failed: ".join(failed))
     if figures:
         module.draw(section, results)
     if write:

@@ -36,14 +36,14 @@ from pagekit.paths import DIAGRAMS_DIR, PACKAGE_DIR, REPO_ROOT
 LOCK = REPO_ROOT / "requirements.lock"
 # The modules of pagekit that decide a section's numbers or SVG bytes: the
 # numeric environment and the routes of torch's products and square roots, torch's thread count
-# (pools), the record and how numbers are written (record, numformat, cli),
+# (torch_loader), the record and how numbers are written (record, numformat, cli),
 # the house style, and the names a script imports (section). The rest (the
 # runner, the checks, paths, atomic writes) cannot change an output's bytes.
 RESULT_MODULES = (
     "numeric_env.py",
     "openblas_matmul.py",
     "exact_sqrt.py",
-    "pools.py",
+    "torch_loader.py",
     "record.py",
     "numformat.py",
     "cli.py",

@@ -60,11 +60,11 @@ MACHINERY = (
     "registry.py",
     "inputs.py",
     "figure_bounds.py",
-    "job_slots.py",
+    "executor.py",
     "atomic.py",
     "numformat.py",
     "style.py",
-    "pools.py",
+    "torch_loader.py",
     "record.py",
     "cli.py",
     "section.py",
@@ -633,7 +633,13 @@ def main() -> int:
     args = parser.parse_args()
     packages = [package_for_page(args.page)] if args.page else page_packages()
     if args.execute:
+        import signal
+
         import nbformat
+
+        # SIGTERM (its parent's death, a test run stopped) ends the run the way
+        # Ctrl-C does: nbclient shuts its kernel down on the way out.
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
 
         if len(packages) != 1:
             parser.error("--execute needs --page")

@@ -79,7 +79,7 @@ PIN: dict[str, str] = {
     MATMUL_ENV: OPENBLAS,  # torch's matrix products on numpy's OpenBLAS (see above)
     SQRT_ENV: EXACT,  # torch's square roots correctly rounded, on any CPU (exact_sqrt.py)
     "ONEDNN_MAX_CPU_ISA": "AVX2",
-    "TORCH_NUM_THREADS": "1",  # read by pools.import_torch
+    "TORCH_NUM_THREADS": "1",  # read by torch_loader.import_torch
     "NPY_DISABLE_CPU_FEATURES": " ".join(NUMPY_ABOVE_V3),  # numpy's own loops capped at X86_V3
 }
 # Removed from the caller's environment: it would override the pin's cap
@@ -190,6 +190,14 @@ def apply() -> str:
             )
             os.environ[WARNED_ENV] = "1"
     loaded = [name for name in ("numpy", "torch") if name in sys.modules]
+    if loaded and _already_in_force(wanted, honoured):
+        # A process started with the variant's environment (a Dask worker,
+        # which loads numpy before any task: executor.dask_worker_command).
+        if "torch" in sys.modules:
+            install_routes()
+        elif _routed() and not any(isinstance(f, _RouteTorchMatmul) for f in sys.meta_path):
+            sys.meta_path.insert(0, _RouteTorchMatmul())
+        return variant
     if loaded:  # the libraries read these variables when they load
         raise RuntimeError(
             f"numeric_env must be applied before {' and '.join(loaded)} is imported: "
@@ -198,10 +206,20 @@ def apply() -> str:
     for name in CLEARED if honoured else (MATMUL_ENV,):
         os.environ.pop(name, None)
     os.environ.update(wanted)
-    routed = os.environ.get(MATMUL_ENV) == OPENBLAS or os.environ.get(SQRT_ENV) == EXACT
-    if routed and not any(isinstance(f, _RouteTorchMatmul) for f in sys.meta_path):
+    if _routed() and not any(isinstance(f, _RouteTorchMatmul) for f in sys.meta_path):
         sys.meta_path.insert(0, _RouteTorchMatmul())
     return variant
+
+
+def _routed() -> bool:
+    return os.environ.get(MATMUL_ENV) == OPENBLAS or os.environ.get(SQRT_ENV) == EXACT
+
+
+def _already_in_force(wanted: dict[str, str], honoured: bool) -> bool:
+    """The environment already holds every variable the variant sets (and
+    none it clears): the libraries loaded under it."""
+    cleared = CLEARED if honoured else ()
+    return all(os.environ.get(k) == v for k, v in wanted.items()) and not any(k in os.environ for k in cleared)
 
 
 _APPLIED: str | None = None
@@ -243,7 +261,7 @@ def install_routes() -> None:
     """Send torch's matrix products and square roots where the pin says
     (openblas_matmul, exact_sqrt); once torch has loaded, idempotent. A route
     module that is itself importing torch is skipped here: it is installed
-    when its import ends (pools.import_torch asks again)."""
+    when its import ends (torch_loader.import_torch asks again)."""
     import importlib
 
     for env, wanted, name in ((MATMUL_ENV, OPENBLAS, "openblas_matmul"), (SQRT_ENV, EXACT, "exact_sqrt")):

@@ -36,7 +36,7 @@ from pagekit.atomic import atomic_write, write_json_atomically
 from pagekit.figure_bounds import FigureBoundsError, check_figure_fits, drawn_renderer
 from pagekit.numformat import QuoteError, format_number
 from pagekit.paths import FIGURES_DIR, OTHER_RUNS_DIR
-from pagekit.pools import import_torch
+from pagekit.torch_loader import import_torch
 from pagekit.style import make_text_legible
 
 PROGRESS_EVERY = 3.0  # seconds between a heavy section's progress lines

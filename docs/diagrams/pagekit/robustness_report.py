@@ -39,12 +39,14 @@ Every finished run is kept under build/runs/robustness/cache/ with its
 section's inputs hash: an interrupted report loses no finished run, and the
 next one reruns only the runs whose inputs changed or that never finished.
 
-The runs form one schedule (run_all): every section, seed and variant in one
-list, longest first by the CPU time each took last time, as many at a time
-as there are cores, the next starting as soon as one ends, so no core idles
-while runs wait. A variant needs an interpreter of its own (the libraries
-read the environment when they load): one server process per variant
-imports the libraries and the sections once and forks each run it is sent.
+The runs form one schedule (run_all, on executor.run_jobs): every section,
+seed and variant in one list, longest first by the CPU time each took last
+time, as many at a time as there are cores, the next starting as soon as one
+ends, so no core idles while runs wait. A variant needs an interpreter of its
+own (the libraries read the environment when they load): the pinned runs go
+to workers forked from this process, each other variant to workers spawned
+under it. `--scheduler ADDRESS` sends them to a running Dask cluster instead
+(executor.DaskExecutors), whose workers declare the variant they run.
 The report records each section's inputs hash, so a test can tell it is
 current without rerunning anything. Exit status 1 if any claim fails or any
 section errors.
@@ -57,14 +59,14 @@ import ast
 import functools
 import json
 import os
+import signal
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pagekit import job_slots
+from pagekit import executor
 from pagekit.run_sections import (
     BUILD_DIR,
     FIGURES_DIR,
@@ -72,13 +74,12 @@ from pagekit.run_sections import (
     SectionScript,
     all_sections,
     current_hash,
-    die_with_parent,
+    interrupted,
     needs,
-    prepare,
     resolve_pages,
 )
 from pagekit.run_sections import TIMES_FILE as FIGURES_TIMES
-from pagekit.run_sections import _work as run_section_job
+from pagekit.run_sections import load_for_workers
 from pagekit import numeric_env
 from pagekit import inputs as section_inputs
 from pagekit.registry import PageNameError, page_config, rel_path
@@ -420,14 +421,6 @@ def run_label(variant: str, offset: int, kind: str | None = None) -> str:
 
 # ---------------------------------------------------------------------------
 # Running: one schedule for every run, longest first, on every core.
-#
-# A variant needs an interpreter of its own (the libraries read the
-# environment when they load), so each variant gets one server process, which
-# imports numpy, matplotlib, torch and the section modules once and then
-# forks one process per run it is sent. This process holds the schedule: the
-# runs of every section, seed and variant in one list, longest first (by the
-# CPU time each took last time), sent to their servers so that as many run
-# at once as there are cores, and the next starts as soon as one ends.
 
 
 # What each run cost last time, in CPU seconds, for the next schedule's order
@@ -437,10 +430,6 @@ COSTS_FILE = BUILD_DIR / "robustness-costs.json"
 # Where the last report's schedule is kept (each run's start, end and CPU),
 # to see how busy the cores were.
 SCHEDULE_FILE = RUNS_DIR / "last-schedule.json"
-# Idle OpenMP threads sleep instead of spinning: a spinning two-thread
-# variant burnt the cores the other runs needed (loss_smoothness once took
-# 428 s instead of 15). Changes no number.
-QUIET_THREADS = {"OMP_WAIT_POLICY": "PASSIVE", "KMP_BLOCKTIME": "0"}
 
 
 def cost_key(script: SectionScript, run: tuple) -> str:
@@ -476,67 +465,18 @@ def write_cache_file(path: Path, data) -> None:
         pass
 
 
-class Server:
-    """The parent's handle on one variant's server process."""
-
-    def __init__(self, variant: str, scripts: list[SectionScript], slots: job_slots.JobSlots):
-        RUNS_DIR.mkdir(parents=True, exist_ok=True)
-        self.variant = variant
-        self.log_path = RUNS_DIR / f"server-{variant}-{os.getpid()}.log"  # concurrent reports stay apart
-        command = [sys.executable, "-m", "pagekit.robustness_report", "--serve", "--runs-dir", str(RUNS_DIR)] + [
-            a for s in scripts for a in ("--section", f"{s.package}.{s.name}")
-        ]
-        with open(self.log_path, "w", encoding="utf-8") as log:
-            self.process = subprocess.Popen(
-                command,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                pass_fds=slots.fds,
-                env={**os.environ, **QUIET_THREADS, numeric_env.VARIANT_ENV: variant, **slots.environment()},
-            )
-        self.buffer = b""
-
-    def send(self, number: int, script: SectionScript, run: tuple, inputs_hash: str | None) -> None:
-        self.process.stdin.write(
-            f"{number} {script.package} {script.name} {run[1]} {inputs_hash} {int(is_reduced(run))}\n".encode()
-        )
-        self.process.stdin.flush()
-
-    def messages(self) -> list[dict]:
-        """The complete messages it wrote since the last call (call when readable)."""
-        chunk = os.read(self.process.stdout.fileno(), 1 << 16)
-        if not chunk:
-            return [{"event": "exit"}]
-        lines = (self.buffer + chunk).split(b"\n")
-        self.buffer = lines.pop()
-        return [json.loads(line) for line in lines if line.strip()]
-
-    def log_tail(self) -> str:
-        try:
-            return "".join(self.log_path.read_text(encoding="utf-8", errors="replace").splitlines(True)[-40:])
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()  # its runs get SIGTERM with it (they die with their parent)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log_path.unlink(missing_ok=True)
-
-
 def run_all(
-    jobs: list[tuple[SectionScript, tuple[str, int]]], progress, cores: int | None = None, hashes: dict | None = None
+    jobs: list[tuple[SectionScript, tuple]],
+    progress,
+    cores: int | None = None,
+    hashes: dict | None = None,
+    executors=None,
 ) -> dict:
-    """{(section name, run): result} for every job, longest first on
-    ``cores`` cores (default: all), each kept in the cache as it ends under
-    its section's inputs hash (``hashes``: as decided by the caller)."""
-    import selectors
-
+    """{(section name, run): result} for every job (a section and its run:
+    variant, seed offset, and REDUCED for a reduced run), longest first on
+    ``cores`` cores (default: all), on ``executors`` (default: local process
+    pools), each kept in the cache as it ends under its section's inputs
+    hash (``hashes``: as decided by the caller)."""
     if not jobs:
         return {}
     cores = cores or os.cpu_count() or 1
@@ -544,183 +484,74 @@ def run_all(
     costs, times = read_json_dict(COSTS_FILE), read_json_dict(FIGURES_TIMES)
     estimate = {job: estimated_cost(job[0], job[1], costs, times) for job in jobs}
     # Longest first; among runs of unknown cost, the heavier sections first.
-    pending = sorted(jobs, key=lambda job: (-estimate[job], -needs(job[0])))
-    variants_needed = list(dict.fromkeys(run[0] for _, run in pending))
-    # Every run of every server holds one of these while it computes, and a
-    # run's own pool shares them (job_slots.py): no more than ``cores``
-    # processes train at once, however many runs have a pool of their own.
-    slots = job_slots.JobSlots(cores)
-    servers = {
-        v: Server(v, sorted({s for s, run in jobs if run[0] == v}, key=lambda s: (s.package, s.name)), slots)
-        for v in variants_needed
-    }
-    selector = selectors.DefaultSelector()
-    for server in servers.values():
-        selector.register(server.process.stdout, selectors.EVENT_READ, server)
+    ordered = sorted(jobs, key=lambda job: (-estimate[job], -needs(job[0])))
+    section_jobs = [
+        executor.Job(
+            script,
+            seed_offset=run[1],
+            figures=False,
+            write=False,
+            inputs_hash=hashes[script],
+            reduced=is_reduced(run),
+            variant=run[0],
+        )
+        for script, run in ordered
+    ]
+    run_of = dict(zip(section_jobs, ordered, strict=True))
     started_at = time.perf_counter()
-    running: dict[int, tuple] = {}
-    results, schedule, numbered = {}, [], {}
+    began: dict = {}
+    results, schedule = {}, []
+
+    def announce(event: str, job: executor.Job, result: dict | None) -> None:
+        script, run = run_of[job]
+        if event == "start":
+            began[job] = time.perf_counter()
+            return
+        result = dict(result)
+        result.pop("script", None)
+        results[(script.name, run)] = result
+        keep_result(script, run, result, hashes[script])
+        if result["ok"]:
+            costs[cost_key(script, run)] = round(result["cpu"], 2)
+        start = began.get(job, time.perf_counter())
+        schedule.append(
+            {
+                "section": f"{script.package}.{script.name}",
+                "variant": run[0],
+                "seed_offset": run[1],
+                "reduced": is_reduced(run),
+                "start": round(start - started_at, 2),
+                "end": round(time.perf_counter() - started_at, 2),
+                "cpu": round(result["cpu"], 2),
+                "estimate": round(estimate[run_of[job]], 2),
+            }
+        )
+        progress(
+            f"{script.name} under {run_label(*run)}: "
+            + ("done" if result["ok"] else "ERROR")
+            + f" ({time.perf_counter() - start:.1f} s, {result['cpu']:.1f} s CPU)"
+        )
+
+    if executors is None:  # the pinned runs fork from here: import what they need first
+        load_for_workers(sorted({job.script for job in section_jobs}, key=lambda s: (s.package, s.name)))
     try:
-        while pending or running:
-            # A run whose pool is down to its last job leaves a slot free: then
-            # one more run may start (the slots still bound what computes).
-            while pending and (len(running) < cores or (len(running) < 2 * cores and slots.free())):
-                job = pending.pop(0)
-                number = len(numbered)
-                numbered[number] = job
-                servers[job[1][0]].send(number, job[0], job[1], hashes[job[0]])
-                running[number] = (job, time.perf_counter())
-            for key, _ in selector.select(timeout=1.0):
-                server = key.data
-                for message in server.messages():
-                    if message["event"] == "exit":
-                        selector.unregister(server.process.stdout)
-                        server.process.wait()
-                        lost = [numbered[n] for n in running if numbered[n][1][0] == server.variant]
-                        if lost or any(job[1][0] == server.variant for job in pending):
-                            raise SystemExit(
-                                f"error: the server of variant {server.variant} exited "
-                                f"(status {server.process.returncode}):\n{server.log_tail()}"
-                            )
-                        continue
-                    if message["event"] == "ready":
-                        progress(f"{server.variant}: libraries and sections imported ({message['cpu']:.1f} s CPU)")
-                        schedule.append({"variant": server.variant, "run": "imports", "cpu": message["cpu"]})
-                        continue
-                    job, began = running.pop(message["number"])
-                    result = read_json_dict(Path(message["file"])) or {
-                        "ok": False,
-                        "record": None,
-                        "seconds": 0.0,
-                        "error": f"the run died before it reported (status {message['status']})",
-                    }
-                    Path(message["file"]).unlink(missing_ok=True)
-                    results[(job[0].name, job[1])] = result
-                    cpu = message["cpu"]
-                    if result["ok"]:
-                        costs[cost_key(job[0], job[1])] = round(cpu, 2)
-                    schedule.append(
-                        {
-                            "section": f"{job[0].package}.{job[0].name}",
-                            "variant": job[1][0],
-                            "seed_offset": job[1][1],
-                            "reduced": is_reduced(job[1]),
-                            "start": round(began - started_at, 2),
-                            "end": round(time.perf_counter() - started_at, 2),
-                            "cpu": round(cpu, 2),
-                            "estimate": round(estimate[job], 2),
-                        }
-                    )
-                    progress(
-                        f"{job[0].name} under {run_label(*job[1])}: "
-                        + ("done" if result["ok"] else "ERROR")
-                        + f" ({time.perf_counter() - began:.1f} s, {cpu:.1f} s CPU)"
-                    )
-    finally:  # also on an interrupt or a failed server: stop every server, keep what finished
-        for server in servers.values():
-            server.stop()
-        selector.close()
-        slots.close()
+        executor.run_jobs(
+            section_jobs,
+            cores=cores,
+            executors=executors,
+            priority=lambda job: estimate[run_of[job]],
+            announce=announce,
+        )
+    finally:  # also on an interrupt: keep what finished
         write_cache_file(COSTS_FILE, costs)
     wall = time.perf_counter() - started_at
     busy = sum(entry["cpu"] for entry in schedule)
     write_cache_file(SCHEDULE_FILE, {"cores": cores, "wall": round(wall, 2), "cpu": round(busy, 2), "runs": schedule})
     progress(
-        f"{len(jobs)} run(s) in {wall:.1f} s on {cores} core(s): {busy:.0f} CPU-s of runs and imports, "
+        f"{len(jobs)} run(s) in {wall:.1f} s on {cores} core(s): {busy:.0f} CPU-s of runs, "
         f"the cores {min(1.0, busy / (wall * cores)):.0%} busy ({rel_path(SCHEDULE_FILE)})"
     )
     return results
-
-
-def serve(names: list[str]) -> int:
-    """In a server: import the libraries and the sections once, then run
-    each section its parent sends ("<number> <package> <section> <seed
-    offset> <inputs hash> <reduced: 0 or 1>" lines on stdin) in a forked process, several at once, and
-    report each as it ends with its CPU time (JSON lines on stdout)."""
-    import selectors
-
-    from pagekit import cli
-
-    die_with_parent()
-    out = os.fdopen(os.dup(1), "w", encoding="utf-8")  # the messages; a section's own prints go to the log
-    os.dup2(2, 1)
-    cpu = time.process_time()
-    scripts = [SectionScript(*name.split(".", 1)) for name in names]
-    for script in scripts:
-        try:
-            cli.section_module(script.package, script.name)
-        except Exception:
-            pass
-    prepare(max(needs(s) for s in scripts))
-    variant = numeric_env.variant_name()
-    print(json.dumps({"event": "ready", "cpu": time.process_time() - cpu}), file=out, flush=True)
-    running: dict[int, tuple] = {}
-    buffer, stdin_open = b"", True
-    selector = selectors.DefaultSelector()
-    selector.register(sys.stdin.buffer, selectors.EVENT_READ)
-    while stdin_open or running:
-        if stdin_open and selector.select(timeout=0.1 if running else None):
-            chunk = os.read(sys.stdin.fileno(), 1 << 16)
-            if not chunk:
-                stdin_open = False
-                selector.unregister(sys.stdin.buffer)
-            lines = (buffer + chunk).split(b"\n")
-            buffer = lines.pop()
-            for line in filter(None, lines):
-                number, package, name, offset, inputs_hash, reduced = line.decode().split()
-                inputs_hash = None if inputs_hash == "None" else inputs_hash
-                job = (SectionScript(package, name), int(offset), False, None, False, inputs_hash, reduced == "1")
-                result_path = RUNS_DIR / f"run-{os.getpid()}-{number}.json"
-                pid = os.fork()
-                if pid == 0:
-                    run_one(job, variant, result_path)  # never returns
-                running[pid] = (int(number), result_path)
-        elif not stdin_open:
-            time.sleep(0.1)
-        while running:
-            pid, status, usage = os.wait4(-1, os.WNOHANG)
-            if pid == 0:
-                break
-            number, result_path = running.pop(pid)
-            print(
-                json.dumps(
-                    {
-                        "event": "end",
-                        "number": number,
-                        "file": str(result_path),
-                        "status": status,
-                        "cpu": usage.ru_utime + usage.ru_stime,
-                    }
-                ),
-                file=out,
-                flush=True,
-            )
-    return 0
-
-
-def run_one(job: tuple, variant: str, result_path: Path) -> None:
-    """In a server's forked process: run one section, keep its result in the
-    cache, and leave the result where the parent reads it."""
-    import signal
-
-    from pagekit.atomic import write_json_atomically
-    from pagekit.pools import terminate_with_parent
-
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the report
-    terminate_with_parent()
-    status = 1
-    try:
-        with job_slots.slot():
-            result = run_section_job(job)
-        result.pop("script", None)
-        keep_result(job[0], (variant, job[1], REDUCED) if job[6] else (variant, job[1]), result, job[5])
-        write_json_atomically(result_path, result)
-        status = 0
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
 
 
 # ---------------------------------------------------------------------------
@@ -933,7 +764,9 @@ def page_report(package: str, runs: list, results: dict) -> tuple[str, list[str]
     return "\n".join(text).rstrip() + "\n", failures, data
 
 
-def build_reports(pages: list[str], progress=print, cores: int | None = None) -> dict[str, tuple[str, list[str], dict]]:
+def build_reports(
+    pages: list[str], progress=print, cores: int | None = None, executors=None
+) -> dict[str, tuple[str, list[str], dict]]:
     scripts = experiment_sections(pages)
     runs = [(numeric_env.PINNED, off) for off in OFFSETS] + [(v, 0) for v in variants()]
     progress(f"{len(scripts)} section(s) x {len(runs)} runs ({len(OFFSETS)} seeds, {len(variants())} variants)")
@@ -965,23 +798,25 @@ def build_reports(pages: list[str], progress=print, cores: int | None = None) ->
         progress(f"seed offset 0: {page_runs} section(s) use the page's committed run (current for their inputs)")
     if kept:
         progress(f"{kept} run(s) kept from an earlier report (same inputs; {rel_path(CACHE_DIR)})")
-    results.update(run_all(jobs, progress, cores, hashes))
+    results.update(run_all(jobs, progress, cores, hashes, executors))
     return {package: page_report(package, runs, results) for package in pages}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("--page", action="append", default=[], help="only this page (repeatable)")
-    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--runs-dir", type=Path, help=argparse.SUPPRESS)  # the server's, its parent's
-    parser.add_argument("--section", action="append", default=[], help=argparse.SUPPRESS)
     parser.add_argument("-j", "--jobs", type=int, default=None, help="runs at once (default: one per core)")
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on this Dask cluster (tcp://host:port) instead of local processes; "
+        "its workers must declare the numeric variants they run (pagekit.executor.dask_worker_command)",
+    )
     args = parser.parse_args(argv)
-    if args.serve:
-        global RUNS_DIR, CACHE_DIR
-        RUNS_DIR = args.runs_dir or RUNS_DIR
-        CACHE_DIR = RUNS_DIR / CACHE_DIR.name
-        return serve(args.section)
+    # Stop cleanly on either signal (its workers stop with it, finished runs stay cached).
+    executor.die_with_parent()
+    signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGINT, interrupted)
     try:
         pages = resolve_pages(args.page)
     except PageNameError as error:
@@ -991,8 +826,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
     try:
+        executors = executor.DaskExecutors(args.scheduler) if args.scheduler else None
         reports = build_reports(
-            pages, cores=args.jobs, progress=lambda m: print(f"[{time.perf_counter() - start:6.1f} s] {m}", flush=True)
+            pages,
+            cores=args.jobs,
+            progress=lambda m: print(f"[{time.perf_counter() - start:6.1f} s] {m}", flush=True),
+            executors=executors,
         )
     except KeyboardInterrupt:
         print(

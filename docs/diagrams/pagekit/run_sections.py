@@ -7,14 +7,12 @@ numbers file records; file times do not matter, so a fresh clone reruns
 nothing. `--all` reruns everything (`make -B figures`). Deciding staleness
 imports nothing heavy, so "nothing to do" is instant.
 
-Stale sections run in forked workers, as many at a time as there are cores:
-the parent imports numpy, matplotlib and torch once, in stages (a section's
-own module only in the stage of what it needs), and forks each section as
-soon as what it needs is loaded, longest first. The sections and their own
-pools' runs share one job slot per core (job_slots.py), so no more than that
-many train at once. One
-section's syntax or import error, or failed claim, fails that section only.
-Each section is announced when it starts and when it ends, with its time.
+Stale sections run on the one scheduler (executor.run_jobs): this process
+imports numpy, matplotlib, torch and the section modules once, then forks
+one worker per core; every section's declared runs and its final step share
+those workers, longest first (by the last run's times). One section's
+syntax or import error, or failed claim, fails that section only. Each
+section is announced when it starts and when it ends, with its time.
 
 Safe to interrupt: outputs are written atomically, an interrupted or killed
 run (Ctrl-C, SIGTERM, or its `make` killed) stops its workers, which remove
@@ -26,20 +24,17 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
-import ctypes
 import fcntl
-import gc
 import io
 import json
 import os
 import signal
 import sys
 import time
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from pagekit import job_slots
+from pagekit import executor
 from pagekit import kernel_fingerprint
 from pagekit import numeric_env  # (light; the pin is applied before numpy loads)
 from pagekit import inputs as section_inputs
@@ -50,7 +45,7 @@ from pagekit.registry import PageNameError, page_config, page_packages, section_
 TIMES_FILE = BUILD_DIR / "section-times.json"
 LOCK_FILE = BUILD_DIR / "make-figures.lock"
 
-EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 1, 2, 130
+EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 1, 2, executor.EXIT_INTERRUPTED
 
 
 @dataclass(frozen=True)
@@ -136,66 +131,6 @@ def current_hash(script: SectionScript) -> str | None:
         return None
 
 
-# ---------------------------------------------------------------------------
-# Workers.
-
-
-def _terminate_quietly(signum, frame):
-    """In a worker: turn SIGTERM into an exception, so atomic writes in
-    progress remove their temp files on the way out; no job slot is waited
-    for any more (job_slots.stop_waiting)."""
-    job_slots.stop_waiting()
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-def _work(job: tuple) -> dict:
-    """Run one section; never raises (errors are reported)."""
-    script, seed_offset, figures, out_dir, write, inputs_hash = job[:6]
-    reduced = job[6] if len(job) > 6 else False
-    from pagekit import cli, figure_bounds, numformat, record
-
-    start = time.perf_counter()
-    try:
-        module = cli.section_module(script.package, script.name)
-        section = cli.run_section(
-            module,
-            seed_offset=seed_offset,
-            figures=figures,
-            out_dir=Path(out_dir) if out_dir else None,
-            write=write,
-            raise_on_failed_claims=write,  # the robustness report wants the results anyway
-            reduced=reduced,
-            inputs_hash=inputs_hash,
-        )
-        return {
-            "script": script,
-            "ok": True,
-            "started": start,
-            "seconds": time.perf_counter() - start,
-            "record": section.record(),
-            "error": None,
-        }
-    except (
-        record.ClaimsFailed,
-        numformat.QuoteError,
-        figure_bounds.FigureBoundsError,
-        section_inputs.InputError,
-    ) as error:
-        message = str(error)
-    except OSError as error:
-        message = f"cannot write {error.filename or 'its outputs'}: {error.strerror}"
-    except Exception:  # a bug in a section: show its traceback, keep the others going
-        message = traceback.format_exc()
-    return {
-        "script": script,
-        "ok": False,
-        "started": start,
-        "seconds": time.perf_counter() - start,
-        "record": None,
-        "error": message,
-    }
-
-
 # What a section needs imported before it can fork, cheapest first: nothing
 # beyond numpy and matplotlib; torch; torch's optimiser classes (the first
 # Optimizer a process builds imports torch's compiler, about a second more).
@@ -260,10 +195,10 @@ def preload(scripts: list[SectionScript], *, warm_up: bool = True) -> dict[Secti
 
 def prepare(level: int) -> None:
     """Import what sections at ``level`` need, so forked workers inherit it."""
-    from pagekit import pools
+    from pagekit import torch_loader
 
     if level >= NEEDS_TORCH:
-        torch = pools.import_torch()
+        torch = torch_loader.import_torch()
     if level >= NEEDS_OPTIMISER:
         torch.optim.Adam([torch.zeros(1, requires_grad=True)])
 
@@ -291,206 +226,56 @@ def save_times(times: dict[str, float]) -> None:
         )
 
 
-def _join_or_kill(process, seconds: float = 10) -> None:
-    """Wait for a worker that has reported or been told to stop; one stuck
-    (e.g. in its own pool's shutdown) is killed, and its workers die with it."""
-    process.join(timeout=seconds)
-    if process.is_alive():
-        process.kill()
-        process.join()
+def load_for_workers(scripts: list[SectionScript]) -> dict[SectionScript, str]:
+    """Import, in this process and before any worker forks, what the sections
+    need (their modules, torch, torch's optimiser machinery), so every worker
+    inherits it instead of importing it again. Returns the scripts that
+    failed to import, with the error: they fail alone, the others run."""
+    broken = preload(scripts)
+    prepare(max((needs(s) for s in scripts if s not in broken), default=NEEDS_NOTHING))
+    return broken
 
 
-def _child(job: tuple, connection) -> None:
-    signal.signal(signal.SIGTERM, _terminate_quietly)
-    signal.signal(signal.SIGINT, _terminate_quietly)
-    die_with_parent()
-    interrupted = False
-    try:
-        with job_slots.slot():  # given back before the result is sent: the next run may start
-            result = _work(job)
-        connection.send(result)
-    except KeyboardInterrupt:
-        interrupted = True  # its temp files are removed by now (atomic writes unwind)
-    finally:
-        connection.close()
-    if interrupted:
-        # Out at once: the interpreter's and multiprocessing's exit handlers
-        # can wait for good on a pool caught mid-shutdown (seen: the section
-        # in a futex wait, the runner waiting for it). Its pool's workers end
-        # with it (pools.terminate_with_parent).
-        os._exit(EXIT_INTERRUPTED)
-
-
-def run_many(
-    jobs: list[tuple], workers: int | None = None, *, announce=None, remember_times: bool = False, isolate: bool = False
-) -> list[dict]:
-    """Run jobs in forked workers, about ``workers`` at a time, longest (by
-    the last run's times) first; results come back in job order.
-
-    The parent imports in stages (torch, then torch's optimiser machinery)
-    and forks each section as soon as what it needs is imported, so sections
-    run beside the imports and inherit them rather than importing them again.
-    After each stage the longest section now ready starts even if every
-    worker is busy: it is the critical path, and the parent is blocked while
-    it imports. ``announce(event, job, result)`` is called with "start" and
-    "end" as it happens. ``remember_times`` keeps the times for the next
-    run's order (the page's own runs only: the tests' reduced runs and the
-    robustness report's variants would mislead it). With one worker the jobs
-    run in this process, unless ``isolate``: then each still gets a forked
-    process of its own (with several torch threads, a section that forks its
-    own pool after another section used those threads in the same process
-    hangs: OpenMP's threads do not survive a fork).
-    """
-    import multiprocessing
-    import multiprocessing.connection
-
-    if not jobs:
-        return []
+def run_many(jobs: list[executor.Job], cores: int | None = None, *, announce=None, priority=None) -> list[dict]:
+    """Run section jobs on the scheduler (executor.run_jobs), after importing
+    what they need here, once (load_for_workers); a section that fails to
+    import fails alone, with its file and line. Results in job order."""
+    broken = load_for_workers(sorted({job.script for job in jobs}, key=lambda s: (s.package, s.name)))
     results: list[dict | None] = [None] * len(jobs)
-    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
-    times = last_times()
-    pending = sorted(range(len(jobs)), key=lambda i: -times.get(jobs[i][0].name, 0.0))
-    level_of = {i: needs(jobs[i][0]) for i in pending}
-    top_level = max(level_of.values())
-    warmed = []
-
-    def load(levels: range) -> None:
-        """Import the modules of the sections at these levels; one that
-        fails to import fails alone, now."""
-        scripts = sorted({jobs[i][0] for i in pending if level_of[i] in levels}, key=lambda s: (s.package, s.name))
-        if not scripts:
-            return
-        broken = preload(scripts, warm_up=not warmed)
-        warmed.append(True)
-        for i in [i for i in pending if jobs[i][0] in broken]:
-            pending.remove(i)
+    for i, job in enumerate(jobs):
+        if job.script in broken:
             results[i] = {
-                "script": jobs[i][0],
+                "script": job.script,
                 "ok": False,
-                "started": time.perf_counter(),
+                "started": 0.0,
                 "seconds": 0.0,
+                "cpu": 0.0,
                 "record": None,
-                "error": broken[jobs[i][0]],
+                "error": broken[job.script],
             }
             if announce:
-                announce("end", jobs[i], results[i])
-
-    if workers == 1 and not isolate:
-        prepare(top_level)
-        load(range(top_level + 1))
-        for i in list(pending):
-            if announce:
-                announce("start", jobs[i], None)
-            results[i] = _work(jobs[i])
-            if announce:
-                announce("end", jobs[i], results[i])
-    else:
-        context = multiprocessing.get_context("fork")
-        running = {}
-        # One slot per worker, shared with the sections' own pools (job_slots.py),
-        # unless this process already draws on a jobserver (a report's variant child).
-        own_slots = job_slots.active() is None
-        if own_slots:
-            job_slots.activate(job_slots.JobSlots(workers))
-
-        def start(i: int) -> None:
-            _check_stop()
-            pending.remove(i)
-            receive, send = context.Pipe(duplex=False)
-            # Everything imported so far is out of the garbage collector's
-            # sight (gc.freeze): the worker's collections skip the parent's
-            # objects (with torch and matplotlib some 200,000, about 0.1 s a
-            # full collection) and do not write to them, so their memory
-            # stays shared instead of being copied into every worker.
-            gc.freeze()
-            # Not daemonic: a section may fork workers of its own.
-            process = context.Process(target=_child, args=(jobs[i], send))
-            process.start()
-            send.close()
-            running[receive] = (i, process)
-            if announce:
-                announce("start", jobs[i], None)
-
-        def start_ready(level: int, force_one: bool) -> None:
-            ready = [i for i in pending if level_of[i] <= level]
-            if force_one and ready and len(running) >= workers:
-                start(ready.pop(0))
-            for i in ready[: max(0, workers - len(running))]:
-                start(i)
-
-        def collect(receive) -> None:
-            i, process = running.pop(receive)
-            try:
-                results[i] = receive.recv()
-            except EOFError:  # the worker died before it could report
-                _join_or_kill(process)
-                results[i] = {
-                    "script": jobs[i][0],
-                    "ok": False,
-                    "started": 0.0,
-                    "seconds": 0.0,
-                    "record": None,
-                    "error": f"worker died (exit code {process.exitcode})",
-                }
-            _join_or_kill(process)
-            if announce:
-                announce("end", jobs[i], results[i])
-
-        try:
-            # Each stage imports only what its sections need, then starts
-            # them: a section that needs no torch starts before torch loads.
-            load(range(NEEDS_NOTHING, NEEDS_NOTHING + 1))
-            start_ready(NEEDS_NOTHING, force_one=False)
-            for level in range(NEEDS_TORCH, top_level + 1):
-                prepare(level)
-                load(range(level, level + 1))
-                for receive in multiprocessing.connection.wait(list(running), timeout=0):
-                    collect(receive)
-                start_ready(level, force_one=True)
-            while pending or running:
-                _check_stop()
-                start_ready(top_level, force_one=False)
-                for receive in multiprocessing.connection.wait(list(running), timeout=0.5):
-                    collect(receive)
-            _check_stop()
-        finally:  # on an interrupt, stop every worker; they remove their temp files
-            for _, process in running.values():
-                process.terminate()
-            for _, process in running.values():
-                _join_or_kill(process)
-            if own_slots:
-                job_slots.active().close()
-                job_slots.activate(None)
-            gc.unfreeze()  # a long-lived caller (the robustness report) collects as usual again
-
-    if remember_times:
-        times.update({r["script"].name: round(r["seconds"], 3) for r in results if r and r["ok"]})
-        save_times(times)
-    return results
+                announce("end", job, results[i])
+    todo = [i for i in range(len(jobs)) if results[i] is None]
+    done = executor.run_jobs(
+        [jobs[i] for i in todo], cores=cores, priority=priority, announce=announce, stop_check=_check_stop
+    )
+    for i, result in zip(todo, done, strict=True):
+        results[i] = result
+    return results  # type: ignore[return-value]
 
 
 # ---------------------------------------------------------------------------
 # Being a well-behaved command.
 
 
-def die_with_parent() -> None:
-    """Linux: get SIGTERM when the parent (make, or the runner for a worker)
-    dies, so killing it stops the run instead of leaving it writing. The same
-    as pools.terminate_with_parent, kept here so that `make figures`
-    with nothing to do does not import pagekit.section (matplotlib: half a second)."""
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() == 1:  # the parent is already gone
-        os.kill(os.getpid(), signal.SIGTERM)
+die_with_parent = executor.die_with_parent
 
 
 _STOP = {"signal": None}  # set by the handler: an exception raised at a bad moment can be swallowed
 
 
-def _interrupted(signum, frame):
+def interrupted(signum, frame):
+    """A signal handler: SIGTERM or SIGINT becomes KeyboardInterrupt."""
     _STOP["signal"] = signum
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -599,8 +384,8 @@ def main(argv: list[str] | None = None) -> int:
     die_with_parent()
     # Both set explicitly: a process started with SIGINT ignored (a background
     # job, some CI shells) would otherwise not stop its workers on Ctrl-C.
-    signal.signal(signal.SIGTERM, _interrupted)
-    signal.signal(signal.SIGINT, _interrupted)
+    signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGINT, interrupted)
     try:
         with one_run_at_a_time():
             for tmp in remove_leftover_temp_files(sorted({s.page for s in scripts})):
@@ -644,28 +429,36 @@ def run_and_report(chosen: list[tuple[SectionScript, str]], jobs_wanted: int | N
     start = time.perf_counter()
     width = max(len(s.name) for s, _ in chosen)
     print(f"running {len(chosen)} section(s): " + ", ".join(f"{s.name} ({why})" for s, why in chosen), flush=True)
-    jobs = [(s, 0, True, None, True, current_hash(s)) for s, _ in chosen]
+    jobs = [executor.Job(s, inputs_hash=current_hash(s)) for s, _ in chosen]
 
-    def announce(event: str, job: tuple, result: dict | None) -> None:
-        name = job[0].name
+    def announce(event: str, job: executor.Job, result: dict | None) -> None:
+        name = job.script.name
         at = time.perf_counter() - start
         if event == "start":
             print(f"[{at:6.1f} s] start  {name}", flush=True)
         elif result["ok"]:
-            print(f"[{at:6.1f} s] done   {name:<{width}}  {result['seconds']:.1f} s", flush=True)
+            print(f"[{at:6.1f} s] done   {name:<{width}}  {result['cpu']:.1f} s CPU", flush=True)
         else:
             first = result["error"].strip().splitlines()
             print(f"[{at:6.1f} s] FAILED {name:<{width}}  {first[-1] if first else ''}", flush=True)
 
+    times = last_times()
     # A section that times the machine runs alone, after the others: a
     # neighbour on the other core would slow its timings.
-    alone = [i for i, job in enumerate(jobs) if runs_alone(job[0])]
+    alone = [i for i, job in enumerate(jobs) if runs_alone(job.script)]
     shared = [i for i in range(len(jobs)) if i not in alone]
     results: list[dict] = [None] * len(jobs)  # type: ignore[list-item]
-    for group, workers in ((shared, jobs_wanted), (alone, 1)):
-        done = run_many([jobs[i] for i in group], workers, announce=announce, remember_times=True)
+    for group, cores in ((shared, jobs_wanted), (alone, 1)):
+        done = run_many(
+            [jobs[i] for i in group],
+            cores,
+            announce=announce,
+            priority=lambda job: times.get(job.script.name, 0.0),
+        )
         for i, result in zip(group, done, strict=True):
             results[i] = result
+    times.update({r["script"].name: round(r["cpu"], 3) for r in results if r["ok"]})
+    save_times(times)
     failed = [r for r in results if not r["ok"]]
     for r in failed:
         print(
@@ -674,7 +467,9 @@ def run_and_report(chosen: list[tuple[SectionScript, str]], jobs_wanted: int | N
             file=sys.stderr,
         )
     changed_meanwhile = [
-        job[0].name for job, r in zip(jobs, results, strict=True) if r["ok"] and current_hash(job[0]) != job[5]
+        job.script.name
+        for job, r in zip(jobs, results, strict=True)
+        if r["ok"] and current_hash(job.script) != job.inputs_hash
     ]
     for name in changed_meanwhile:
         print(

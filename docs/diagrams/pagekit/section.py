@@ -24,7 +24,7 @@ NUMERIC_VARIANT = numeric_env.applied_variant()
 from pagekit.atomic import atomic_write, write_json_atomically, write_text_atomically
 from pagekit.cli import main, run_section, section_module
 from pagekit.numformat import MINUS, TIMES, QuoteError, format_number, power_of_two, scientific
-from pagekit.pools import import_torch, process_pool
+from pagekit.torch_loader import import_torch
 from pagekit.record import ClaimsFailed, Section
 from pagekit.style import (
     PALETTE,
@@ -54,7 +54,6 @@ __all__ = [
     "power_of_two",
     "scientific",
     "import_torch",
-    "process_pool",
     "ClaimsFailed",
     "Section",
     "PALETTE",

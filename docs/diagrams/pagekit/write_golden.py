@@ -23,6 +23,7 @@ from pagekit.check_page import PageError
 from pagekit.paths import REPO_ROOT, golden_dir
 from pagekit.golden import binding_differences, differences, pinned_part, sha256
 from pagekit.registry import page_config
+from pagekit.executor import Job
 from pagekit.run_sections import all_sections, current_hash, run_many
 
 
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     reduced = {}
     if heavy:
         print(f"running the reduced configuration of {', '.join(s.name for s in heavy)}", flush=True)
-        for r in run_many([(s, 0, False, None, False, None, True) for s in heavy]):
+        for r in run_many([Job(s, figures=False, write=False, reduced=True) for s in heavy]):
             if not r["ok"]:
                 print(f"error: {r['script'].name} (reduced) failed: {r['error']}", file=sys.stderr)
                 return 1
