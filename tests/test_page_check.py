@@ -269,14 +269,39 @@ def test_swapped_numbers_and_a_dropped_sign_break_the_pinned_binding(tmp_path):
     assert any("is not the number pinned at this place" in l for l in run_check(config, **paths).lines())
 
 
+BACKS = '\n% backs demo:collapse "Post-norm collapsed"\n'
+
+
 def test_a_reversed_direction_word_fails_its_backing_claim(tmp_path):
-    config, page, paths = make_page(tmp_path, BODY + "Post-norm collapsed at 0.7733.\n")
+    config, page, paths = make_page(tmp_path, BODY + "Post-norm collapsed at 0.7733.\n" + BACKS)
     record = json.loads((paths["numbers_dir"] / "demo.json").read_text())
-    record["claims"] = [{"statement": "post-norm collapses", "holds": True, "backs": ["Post-norm collapsed"]}]
+    record["claims"] = [{"statement": "post-norm collapses", "holds": True, "key": "collapse"}]
     (paths["numbers_dir"] / "demo.json").write_text(json.dumps(record))
     assert run_check(config, **paths).ok
-    page.write_text(BODY + "Post-norm survived at 0.7733.\n")
+    page.write_text(BODY + "Post-norm survived at 0.7733.\n" + BACKS)
     assert any("no longer says 'Post-norm collapsed'" in l for l in run_check(config, **paths).lines())
+
+
+def test_a_backs_line_must_name_a_claim_of_its_section(tmp_path):
+    config, page, paths = make_page(tmp_path, BODY + "Post-norm collapsed at 0.7733.\n" + BACKS)
+    record = json.loads((paths["numbers_dir"] / "demo.json").read_text())
+    record["claims"] = [{"statement": "post-norm collapses", "holds": True, "key": "collapses"}]
+    (paths["numbers_dir"] / "demo.json").write_text(json.dumps(record))
+    assert any(
+        "demo has no claim with key 'collapse' (did you mean 'collapses'?)" in l
+        for l in run_check(config, **paths).lines()
+    )
+    page.write_text(BODY + "Post-norm collapsed at 0.7733.\n" + BACKS.replace("demo:", "other:"))
+    assert any("other is not a script of section 1" in l for l in run_check(config, **paths).lines())
+    page.write_text(BODY + "Post-norm collapsed at 0.7733.\n\n% backs demo:collapses Post-norm collapsed\n")
+    with pytest.raises(check_page.PageError, match="a backs line reads"):
+        run_check(config, **paths)
+
+
+def test_a_backs_line_is_not_prose(tmp_path):
+    """Its phrases and numbers are not read as the page's prose (MyST does not render it)."""
+    config, page, paths = make_page(tmp_path, BODY + '\n% backs demo:collapse "it fell at 12.5"\n')
+    assert not any("12.5" in l for l in run_check(config, **paths).lines())
 
 
 @pytest.mark.parametrize(

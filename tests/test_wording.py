@@ -35,6 +35,23 @@ CLAIMS = [
     },
 ]
 HEAD = "# Demo\n\n## 1. Runs\n\n"
+
+
+def keyed(i: int, claim: dict) -> dict:
+    """The claim as its script records it: a key, no phrases (they are the page's)."""
+    return {**{k: v for k, v in claim.items() if k != "backs"}, "key": f"claim-{i}"}
+
+
+def backs_lines(claims: list[dict]) -> str:
+    """The page's `% backs` lines for the phrases the test's claims back."""
+    lines = [
+        f"% backs demo:claim-{i} " + " ".join(json.dumps(p) for p in c["backs"])
+        for i, c in enumerate(claims)
+        if c.get("backs")
+    ]
+    return "\n" + "\n".join(lines) + "\n" if lines else ""
+
+
 FIGURE = (
     "\n:::{figure} ../figures/demo/demo_curves.svg\n:alt: Loss curves; pre-norm ends below post-norm\n\n"
     "The two runs.\n:::\n"
@@ -48,7 +65,8 @@ def check(tmp_path, body, *, claims=CLAIMS, held=True, allow="", caption_phrases
     from the report, is not in it)."""
     numbers = tmp_path / "figures" / "numbers"
     numbers.mkdir(parents=True, exist_ok=True)
-    record = {"quotes": QUOTES, "claims": claims, "figures": []}
+    body += backs_lines(claims)
+    record = {"quotes": QUOTES, "claims": [keyed(i, c) for i, c in enumerate(claims)], "figures": []}
     if caption_phrases:
         record["caption_phrases"] = caption_phrases
     (numbers / "demo.json").write_text(json.dumps(record))

@@ -29,6 +29,18 @@ SECTION_SCRIPTS = {
         "mixed_precision",
         "loss_spike_replay",
     ),
+    # The recap quotes no numbers; it names the scripts it summarises, so its
+    # direction and scope words need the same claims as the sections' own.
+    10: (
+        "unit_mismatch",
+        "norm_worked_vector",
+        "batch_dependence",
+        "residual_placement",
+        "mixed_precision",
+        "loss_spike_replay",
+    ),
+    # Check your understanding: the answers quote sections 1, 3 and 5.
+    11: ("unit_mismatch", "batch_dependence", "mixed_precision"),
 }
 
 # Quotes any section may use besides its own: "<script>.<quote>".
@@ -37,7 +49,7 @@ SHARED_QUOTES: tuple[str, ...] = ()
 # Structural numbers that are not results, as regular expressions matched
 # against the prose around a number (the number itself is group "n").
 STRUCTURAL = (
-    r"[Ss]ections? (?P<n>[1-9])\b",
+    r"[Ss]ections? (?P<n>[1-9]|1[01])\b",
     r"[Ss]ections (?:[1-9], )*(?:[1-9] and )(?P<n>[1-9])\b",
     # Years of the works cited ("Ba et al. 2016", "Liu and colleagues, 2020", "(2016)").
     r"(?:et al\.|colleagues|[A-Z][\w-]+),? (?P<n>(?:19|20)\d\d)\b",

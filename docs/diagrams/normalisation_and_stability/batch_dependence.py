@@ -168,7 +168,7 @@ def compute(section):
     section.claim(
         "the spread of the output falls monotonically with batch size",
         bool(np.all(np.diff(spreads) < 0)),
-        backs=("It falls at every step",),
+        key="it-falls-at-every-step",
     )
     # "Quadrupling the batch roughly halves the spread" over the larger sizes:
     # each ratio spread(m) / spread(4m) between 1.6 and 2.4 from m = 16 on.
@@ -177,7 +177,7 @@ def compute(section):
         f"from {QUAD_FROM} up, quadrupling the batch roughly halves the spread "
         f"(ratio {QUAD_RATIO_LOW:g} to {QUAD_RATIO_HIGH:g})",
         bool(np.all((quads > QUAD_RATIO_LOW) & (quads < QUAD_RATIO_HIGH))),
-        backs=("every fourfold increase in batch size roughly halves it",),
+        key="every-fourfold-increase-in-batch",
     )
     q("size_spread_ratio", spreads[0] / spreads[-1], ".0f", unit="times less")
     section.claim(
@@ -207,10 +207,7 @@ def compute(section):
     section.claim(
         "the marked value is below the real mean but above the mean with filler",
         pad_out_real < 0 < pad_out_filled,
-        backs=(
-            "0.43 is below average",
-            "just above average",
-        ),
+        key="0-43-is-below-average",
     )
 
     # -- Running statistics at prediction time -------------------------------
@@ -294,7 +291,7 @@ def compute(section):
         ">",
         SHIFT_SHARE_FLOOR,
         fmt="g",
-        backs=("comes mostly from the shift",),
+        key="comes-mostly-from-the-shift",
     )
     # PyTorch's BatchNorm stores the unbiased variance (n / (n - 1) times the
     # batch variance) in running_var while normalising each training batch by

@@ -314,7 +314,7 @@ def compute(section):
         "on the page's run the just-before loss is the highest of the level of the last steps before the bad one",
         bool(loss_before == level.max()),
         every_seed=False,
-        backs=("On this run the highest value in that window",),
+        key="on-this-run-the-highest",
     )
     q("loss_on_bad_step", loss0[bad_row], ".4f")
     peak_row = bad_row + int(np.argmax(loss0[bad_row:]))
@@ -348,6 +348,9 @@ def compute(section):
     q("usual_last", USUAL_LAST, ",d")
     gn_usual = float(np.median(gn0[usual]))
     q("grad_norm_usual", gn_usual, ".3f")
+    after_bad = gn0[bad_row + 1 :]  # the steps after the bad one, to the end of the run
+    q("steps_after_bad", len(after_bad), ",d")
+    q("steps_below_usual_after_bad", int(np.sum(after_bad < gn_usual)), "d")
     q("grad_norm_bad", gn0[bad_row], ",.0f")
     grad_ratio = gn0[bad_row] / gn_usual
     q("grad_norm_ratio", grad_ratio, ",.0f", unit=("times the usual", "times larger"))
@@ -416,15 +419,12 @@ def compute(section):
     section.claim(
         "the clipped and skipped runs end below the do-nothing run",
         final[CLIPPED] < final[PLAIN] and final[SKIPPED] < final[PLAIN],
-        backs=(
-            "the clipped and skipped runs end below the run in which nothing was done",
-            "still 0.0258 above the skipped run",
-        ),
+        key="the-clipped-and-skipped-runs",
     )
     section.claim(
         "the do-nothing run ends above its loss just before the bad step",
         final[PLAIN] > loss_before,
-        backs=("still above where it was before",),
+        key="still-above-where-it-was",
     )
     q("final_excess", final[PLAIN] - final[SKIPPED], ".4f", run="skipped")  # the gap to the skipped run
     clipped_peak_row = bad_row + int(np.argmax(losses[bad_row:, CLIPPED]))

@@ -256,7 +256,7 @@ def format_facts(section, torch) -> dict[str, dict]:
     section.claim(
         f"float16's step above 1 is {EPS_RATIO} times finer than bfloat16's",
         bf["eps"] / f16["eps"] == EPS_RATIO,
-        backs=("float16 has a step eight times finer",),
+        key="float16-has-a-step-eight",
     )
     section.claim(
         f"float16's largest value is far below bfloat16's (less than {F16_MAX_BELOW:,.0f}, which bfloat16 exceeds)",
@@ -307,7 +307,7 @@ def adam_moments(section, torch) -> None:
         f"in bfloat16 the second moment (beta2 {MOMENT_BETAS[1]:g}) never moves from {MOMENT_START:g}",
         ends["v", "bf16"] == MOMENT_START,
         f"ends at {ends['v', 'bf16']}",
-        backs=("stays at exactly",),
+        key="stays-at-exactly",
     )
     section.claim(
         f"in float32 the second moment follows the exact average to 3 decimals (within {MOMENT_AGREEMENT:g})",
@@ -319,7 +319,7 @@ def adam_moments(section, torch) -> None:
         f"{SHORT_OF_TARGET:g}",
         SHORT_OF_TARGET < ends["m", "bf16"] - MOMENT_TARGET < (1 - MOVED_SHARE) * (MOMENT_START - MOMENT_TARGET),
         f"ends at {ends['m', 'bf16']}",
-        backs=("it stops short",),
+        key="it-stops-short",
     )
     # The largest fall one step can make is (1 − beta2)·v (a squared gradient
     # of zero): 0.1% of v, under bfloat16's smallest relative half step 2⁻⁹,
@@ -329,7 +329,7 @@ def adam_moments(section, torch) -> None:
         f"one step of the second moment (beta2 {MOMENT_BETAS[1]:g}) falls by at most less than "
         "bfloat16's smallest relative half step",
         1 - MOMENT_BETAS[1] < half_steps[0],
-        backs=("lowers it by only 0.1%, less than the smallest half step",),
+        key="lowers-it-by-only-0",
     )
     patterns = torch.arange(0x0080, 0x7F80, dtype=torch.int32).to(torch.int16)  # positive normals
     every_v = patterns.view(torch.bfloat16)
@@ -339,7 +339,7 @@ def adam_moments(section, torch) -> None:
         "for every positive normal bfloat16 v",
         bool(torch.equal(fallen, every_v)),
         f"{int((fallen != every_v).sum())} values fall",
-        backs=("it can never fall",),
+        key="it-can-never-fall",
     )
 
 
@@ -365,7 +365,7 @@ def autocast_on_the_cpu(section, torch) -> None:
         "on the CPU, autocast runs a linear layer in bfloat16 and the loss in float32",
         dtypes["linear (float32 in)"] == torch.bfloat16 and dtypes["mse_loss (bfloat16 in)"] == torch.float32,
         detail,
-        backs=("it runs linear layers in bfloat16 and casts the loss up to float32",),
+        key="it-runs-linear-layers-in",
     )
     section.claim(
         "on the CPU, autocast leaves layer norm, RMS norm and softmax in the dtype they are given",
@@ -374,7 +374,7 @@ def autocast_on_the_cpu(section, torch) -> None:
             for k in ("layer_norm (bfloat16 in)", "rms_norm (bfloat16 in)", "softmax (bfloat16 in)")
         ),
         detail,
-        backs=("leaves layer norm, RMS norm and softmax in whatever dtype they are given",),
+        key="leaves-layer-norm-rms-norm",
     )
 
 
@@ -428,10 +428,7 @@ def master_copy(section, torch) -> dict:
     section.claim(
         "the bfloat16 copy stays exactly 1 after every step",
         bool(np.all(paths["bf16"] == 1.0)),
-        backs=(
-            "the bfloat16 copy never moves",
-            "The bfloat16 copy never reaches the dotted line",
-        ),
+        key="the-bfloat16-copy-never-moves",
     )
     section.claim(
         f"the float32 copy ends at {F32_MASTER_END_TEXT} (4 decimals)", f"{paths['f32'][-1]:.4f}" == F32_MASTER_END_TEXT
@@ -532,7 +529,7 @@ def underflow(section, torch) -> dict:
             f"{key}: float16's normal values round with relative error at most 2^{math.log2(F16_NORMAL_ERROR):.0f}",
             float(rel_normal.max()) <= F16_NORMAL_ERROR,
             f"largest {rel_normal.max():.3g}",
-            backs=("A normal float16 number is never off by more than 0.049%",) if key == "f16" else (),
+            key="float16-never-off-by" if key == "f16" else None,
         )
         counts[f"{key}_subnormal"] = int(sub.sum())
         counts[f"{key}_subnormal_error"] = float(np.median(rel))
@@ -542,7 +539,7 @@ def underflow(section, torch) -> dict:
         f"without the scale most (over {MOST:.0%}) of the {GRAD_COUNT:,} gradients' survivors are float16 subnormals",
         counts["f16_subnormal"] > MOST * (GRAD_COUNT - counts["f16_underflow"]),
         f"{counts['f16_subnormal']} of {GRAD_COUNT - counts['f16_underflow']}",
-        backs=("most of the gradients that survive",),
+        key="most-of-the-gradients-that",
     )
     section.claim(
         "the scale leaves fewer float16 subnormals",
@@ -553,7 +550,7 @@ def underflow(section, torch) -> dict:
         f"the scale cuts the median relative error of the subnormals more than {SUBNORMAL_ERROR_CUT}-fold",
         counts["scaled_subnormal_error"] * SUBNORMAL_ERROR_CUT < counts["f16_subnormal_error"],
         f"{counts['f16_subnormal_error']:.3g} to {counts['scaled_subnormal_error']:.3g}",
-        backs=("more than ten times smaller",),
+        key="more-than-ten-times-smaller",
     )
     subnormal_stats = {k: counts.pop(k) for k in list(counts) if "subnormal" in k}
 
@@ -570,7 +567,7 @@ def underflow(section, torch) -> dict:
     section.claim(
         "no gradient becomes zero in bfloat16 (count exactly 0)",
         counts["bf16_underflow"] == 0,
-        backs=("In bfloat16, without any scale, none of the",),
+        key="in-bfloat16-without-any-scale",
     )
     section.claim(
         "no gradient overflows float16 after the x1,024 scale (count exactly 0)", counts["scaled_overflow"] == 0
@@ -589,7 +586,7 @@ def underflow(section, torch) -> dict:
     section.claim(
         f"the largest gradient times {LOSS_SCALE:,} is below 1/{OVERFLOW_MARGIN} of float16's largest value",
         float(grads.max()) * LOSS_SCALE < float(torch.finfo(torch.float16).max) / OVERFLOW_MARGIN,
-        backs=("only overflows if the gradient was above about 64, and the largest is far below that",),
+        key="only-overflows-if-the-gradient",
     )
     return {"grads": grads, "scaled": grads * np.float32(LOSS_SCALE), "counts": counts, "subnormal": subnormal_stats}
 
@@ -621,7 +618,7 @@ def overflow(section, torch) -> dict:
     section.claim(
         f"{F16_FIRST_OVERFLOW:,.0f} overflows float16, and so does every larger value in the list",
         first_overflow == F16_FIRST_OVERFLOW and bool(np.all(np.isinf(f16[first:]))),
-        backs=("turns 100,000 and everything above it into infinity",),
+        key="turns-100-000-and-everything",
     )
     section.claim(
         f"float16 holds every value below {F16_FIRST_OVERFLOW:,.0f} finitely",
@@ -655,7 +652,7 @@ def memory(section, facts) -> dict:
     section.claim(
         "under autocast the weights cost more bytes per weight at the peak than all-float32",
         autocast_peak > sum(all_f32),
-        backs=("cost no less",),
+        key="cost-no-less",
     )
     q("act_rows", ACT_ROWS, ",d")
     q("act_cols", ACT_COLS, ",d")

@@ -132,7 +132,7 @@ def compute(section):
     section.claim(
         f"scale = spread and shift = mean undo layer norm (error below {UNDO_BOUND:g})",
         undo_error < UNDO_BOUND,
-        backs=("well below 1 × 10⁻¹²",),
+        key="well-below-1-10",
     )
     # ... for this vector only: the same scale and shift on a second vector.
     second = SECOND_SCALE * X + SECOND_SHIFT
@@ -152,7 +152,7 @@ def compute(section):
         "<",
         SAME_NORMALISED_TOL,
         fmt=".0e",
-        backs=("maps it to the same six normalised values",),
+        key="maps-it-to-the-same",
     )
     section.claim_bound(
         "largest miss of the first vector's scale and shift on the second vector",
@@ -160,7 +160,7 @@ def compute(section):
         ">",
         SECOND_MISS_FLOOR,
         fmt="g",
-        backs=("misses the second by up to",),
+        key="misses-the-second-by-up",
     )
 
     # RMS norm.

@@ -461,7 +461,7 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     section.claim(
         f"post-norm stream RMS is 1 (to {RMS_ONE_TOL:g}) after every block, at every depth",
         post_off_one < RMS_ONE_TOL,
-        backs=("A post-norm block always brings it back to an RMS of one",),
+        key="a-post-norm-block-always",
     )
     section.claim(
         f"pre-norm stream RMS ends larger than it starts ({DEPTH_BLOCKS} blocks)",
@@ -512,17 +512,14 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
         "<",
         RSS_TOLERANCE,
         fmt="g",
-        backs=(
-            "within 10% of the root-sum-of-squares line",
-            "What held at every seed is the picture itself: the stream ended within 10% of the root-sum-of-squares line",
-        ),
+        key="within-10-of-the-root",
     )
     section.claim(
         "on the page's run the stream ends below the root-sum-of-squares prediction",
         bool(first_rms[-1] < rss[-1]),
         f"measured {first_rms[-1]:.4f}, root sum of squares {rss[-1]:.4f}",
         every_seed=False,
-        backs=("a little below the root-sum-of-squares line",),
+        key="a-little-below-the-root",
     )
     section.claim(
         "on the page's run every one of the first blocks adds a change that leans slightly "
@@ -530,17 +527,14 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
         bool(np.all((cosines < 0) & (cosines > -NEAR_RIGHT_ANGLE))),
         f"cosines {np.round(cosines, 4).tolist()}",
         every_seed=False,
-        backs=(
-            "leans slightly against the stream",
-            "on this run each block's output leans slightly against the stream it reads",
-        ),
+        key="leans-slightly-against-the-stream",
     )
     section.claim(
         f"every addition of the first blocks is within {NEAR_RIGHT_ANGLE:g} of a right angle "
         f"(|cosine| < {NEAR_RIGHT_ANGLE:g})",
         bool(np.all(np.abs(cosines) < NEAR_RIGHT_ANGLE)),
         f"cosines {np.round(cosines, 4).tolist()}",
-        backs=("nearly at right angles",),
+        key="nearly-at-right-angles",
     )
 
     # Gradients: first block over last block, for every depth.
@@ -596,10 +590,7 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
         f"{FIRST_BLOCK_GRADIENT_SHARE:g} of the squared-error gradient its last gets",
         sweep_ratio[POST] > FIRST_BLOCK_GRADIENT_SHARE,
         f"ratio {sweep_ratio[POST]:.3g}",
-        backs=(
-            "more than half as much",
-            "at every seed more than half as much",
-        ),
+        key="more-than-half-as-much",
     )
     section.claim(
         "on the page's run, in the swept stack at the start, post-norm's first block gets "
@@ -607,7 +598,7 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
         sweep_ratio[POST] < 1,
         f"ratio {sweep_ratio[POST]:.3g}",
         every_seed=False,
-        backs=("on the page's run less than its last gets",),
+        key="post-norm-first-block-gets-less-page-run",
     )
     section.claim(
         "in the swept stack at the start, pre-norm's first block gets more squared-error gradient than its last",
@@ -731,10 +722,7 @@ def compute(section, trained: list[np.ndarray]):
         "<=",
         COLLAPSE_TOL,
         fmt="g",
-        backs=(
-            "At 0.03 post-norm collapsed at every seed",
-            "At 0.03 post-norm collapsed at every seed and under every kernel",
-        ),
+        key="at-0-03-post-norm",
     )
     section.claim_bound(
         "post-norm at lr 0.01 on the page's run: |score / var(y) - 1|",
@@ -743,10 +731,7 @@ def compute(section, trained: list[np.ndarray]):
         COLLAPSE_TOL,
         fmt="g",
         every_seed=False,
-        backs=(
-            "on the page's own run",
-            "At 0.01 it collapsed on the page's own run under every kernel",
-        ),
+        key="post-norm-collapses-at-0-01-page-run",
     )
     section.claim_bound(
         "at lr 0.01, post-norm's score / pre-norm's score",
@@ -754,10 +739,7 @@ def compute(section, trained: list[np.ndarray]):
         ">",
         POST_PRE_SCORE_FLOOR,
         fmt="g",
-        backs=(
-            "more than ten times",
-            "at 0.01 post-norm ended more than ten times higher than pre-norm at every seed",
-        ),
+        key="more-than-ten-times",
     )
     section.claim(
         f"pre-norm at lr 0.01 ends far below var(y) (under {FAR_BELOW:.0%} of it)", scores[PRE][i01] < FAR_BELOW * var_y
@@ -765,12 +747,13 @@ def compute(section, trained: list[np.ndarray]):
     section.claim(
         f"pre-norm keeps training at every lr >= 0.01 (ends under {KEEPS_TRAINING:.0%} of var(y))",
         bool(np.all(scores[PRE][high] < KEEPS_TRAINING * var_y)),
+        key="pre-norm-keeps-training",
     )
     small = [i for i, r in enumerate(RATES) if r < 0.01]
     section.claim(
         f"at the small rates both placements train (every score under {FAR_BELOW:.0%} of var(y))",
         bool(np.all(scores[PRE][small] < FAR_BELOW * var_y)) and bool(np.all(scores[POST][small] < FAR_BELOW * var_y)),
-        backs=("What held at every seed: both placements train at both small rates",),
+        key="small-rates-both-train",
     )
     # What warmup does at every seed: post-norm at 0.01 trains for a while
     # (its lowest loss at any step falls under a tenth of var(y)), where
@@ -778,7 +761,7 @@ def compute(section, trained: list[np.ndarray]):
     section.claim(
         f"with warmup, post-norm at 0.01 trains for a while (some step under {KEEPS_TRAINING:.0%} of var(y))",
         float(np.nanmin(losses[POST][n])) < KEEPS_TRAINING * var_y,
-        backs=("let post-norm train for a while every time",),
+        key="let-post-norm-train-for",
     )
     # The page's own run: these hold at seed offset 0 and the prose says that
     # other seeds can differ (the seed report shows where).
@@ -786,31 +769,24 @@ def compute(section, trained: list[np.ndarray]):
         f"warmup brings post-norm at 0.01 below {WARMUP_TARGET:g}",
         scores[POST][n] < WARMUP_TARGET,
         every_seed=False,
-        backs=(
-            "Warmup rescued post-norm on this run, not at every seed",
-            "post-norm at 0.01 ends below 1 × 10⁻⁷ on the page's run, under every numeric kernel",
-            "which only makes the first 50 steps smaller, avoids it on this run",
-        ),
+        key="warmup-rescued-post-norm-on",
     )
     section.claim(
         "at lr 0.001 pre-norm ends lower than post-norm",
         scores[PRE][0] < scores[POST][0],
         every_seed=False,
-        backs=(
-            "at 0.001 pre-norm ends lower",
-            "On the page's run, at 0.001 pre-norm ends lower",
-        ),
+        key="at-0-001-pre-norm",
     )
     section.claim(
         "at lr 0.003 post-norm ends lower than pre-norm",
         scores[POST][1] < scores[PRE][1],
         every_seed=False,
-        backs=("at 0.003 the order flips",),
+        key="at-0-003-the-order",
     )
     section.claim(
         "pre-norm's loss rises with the learning rate",
         bool(np.all(np.diff(scores[PRE]) > 0)),
-        backs=("a higher rate always gave a higher final loss",),
+        key="a-higher-rate-always-gave",
     )
     results.update(scores=scores, var_y=var_y)
     return results

@@ -30,22 +30,20 @@ SEEDS = ("seed 0", "seed 1", "seed 2")
 TWO_THREADS = "torch-two-threads"
 LOW_RATE_ORDER = "at lr 0.003 post-norm ends below pre-norm"  # norm_placement's page-run claim
 QK_LOW_RATE_ORDER = "on the page's run at lr 0.01 the run without QK-norm ends below the run with it"  # qk_norm's
-# The page-run claims that failed at another seed, and the words section 10 uses for each.
-FAILED_ELSEWHERE = {
-    ("norm_placement", LOW_RATE_ORDER): "which placement leads at the lower rate",
-    ("qk_norm", QK_LOW_RATE_ORDER): "which of the QK-norm runs is ahead at the smallest rate",
-}
+# The page-run claims that failed at another seed.
+FAILED_ELSEWHERE = (("norm_placement", LOW_RATE_ORDER), ("qk_norm", QK_LOW_RATE_ORDER))
 LAYER_NORM_UNMOVED = "layer norm's change of example 0's output between the batches is exactly 0"
 RMS_MATCHES = (
     "|RMS norm - layer norm| final validation loss, lr 0.01 pre-norm without warmup <= 0.03"  # norm_placement's
 )
-# The phrases of section 10's summary that restate a section's claim, by the
-# claim they restate: this section's claim that the claim held (in every
-# run, or at the page's seeds under every kernel) backs them.
-SUMMARY_BACKS = {
-    ("layer_norm_batch", LAYER_NORM_UNMOVED): ("Layer norm's output for the kept example never moved with its batch",),
-    ("norm_placement", LOW_RATE_ORDER): ("At the page's seeds post-norm ends ahead",),
-    ("norm_placement", RMS_MATCHES): ("chosen so that every run of the report meets it",),
+# The claims section 10's summary restates, with the key of this section's
+# claim that each held (in every run, or at the page's seeds under every
+# kernel): the page's `% backs across_seeds:<key>` lines tie the summary's
+# phrases to it.
+SUMMARY_KEYS = {
+    ("layer_norm_batch", LAYER_NORM_UNMOVED): "layer-norm-never-moved",
+    ("norm_placement", LOW_RATE_ORDER): "post-norm-ahead-at-page-seeds",
+    ("norm_placement", RMS_MATCHES): "rms-tolerance-met-everywhere",
 }
 
 # (row key, page section, section script, quote element): the runs the table shows.
@@ -128,7 +126,7 @@ def compute(section):
         bool(above_and_survived),
         f"{above_and_survived}",
         every_seed=False,
-        backs=("above the momentum guide without diverging",),
+        key="above-the-momentum-guide-without",
     )
     # Which rows the other kernels moved, for the prose.
     moved = [key for key, _, (low, high) in rows if low != high]
@@ -173,20 +171,20 @@ def compute(section):
         "torch threads gave the same bits on both",
         bool(exact) and not changed,
         "; ".join(changed),
-        backs=("all of them came out the same to the bit",),
+        key="all-of-them-came-out",
     )
     section.claim(
         "section 4's full runs in `make thread-check` changed on two threads, and only in their input-move statistics",
         bool(allowed) and all(run["differing"] and set(run["differing"]) <= set(run["may_differ"]) for run in allowed),
         "; ".join(f"{run['run']}: {', '.join(run['differing']) or 'nothing'}" for run in allowed),
-        backs=("while the losses, accuracies and weights do not",),
+        key="while-the-losses-accuracies-and",
     )
     section.claim(
         f"no computed number of the page changed under {TWO_THREADS}: no printed quote of a rerun "
         "section, no value of a thread-exact section's reduced run",
         not threads_moved and not threads_unchecked,
         ", ".join(threads_moved + threads_unchecked),
-        backs=("two threads changed no number the page prints",),
+        key="two-threads-changed-no-number",
     )
 
     # The claims of every experiment section, over every run the report made.
@@ -195,8 +193,8 @@ def compute(section):
     for script, data in sections.items():
         for claim in data["claims"]:
             held = claim["holds"]
-            backs = SUMMARY_BACKS.get((script, claim["statement"]), ())
-            summarised.update([(script, claim["statement"])] if backs else [])
+            key = SUMMARY_KEYS.get((script, claim["statement"]))
+            summarised.update([(script, claim["statement"])] if key else [])
             if claim["every_seed"]:
                 every += 1
                 if not all(held.values()):
@@ -205,7 +203,7 @@ def compute(section):
                     f"{script}: '{claim['statement']}' held in every run of the report",
                     all(held.values()),
                     f"{held}",
-                    backs=backs,
+                    key=key,
                 )
             else:
                 page_only += 1
@@ -214,11 +212,11 @@ def compute(section):
                     f"{script}: '{claim['statement']}' held at seed 0 under every kernel",
                     all(at_seed_0),
                     f"{held}",
-                    backs=backs,
+                    key=key,
                 )
                 if not all(held.values()):
                     page_only_elsewhere.append(f"{script}: {claim['statement']}")
-    missing = sorted(set(SUMMARY_BACKS) - summarised)  # a renamed claim must not leave its phrases unbacked
+    missing = sorted(set(SUMMARY_KEYS) - summarised)  # a renamed claim must not leave its phrases unbacked
     section.claim(
         "every claim the summary restates is a claim of the report",
         not missing,
@@ -228,10 +226,7 @@ def compute(section):
         "every claim the scripts make for every seed held in every run of the report",
         not every_failed,
         "; ".join(every_failed),
-        backs=(
-            "claims that must hold at every seed and under every environment",
-            "Every one held in every full run of the report",
-        ),
+        key="claims-that-must-hold-at",
     )
     q("every_seed_claims", every, "d")
     q("page_run_claims", page_only, "d")
@@ -242,7 +237,7 @@ def compute(section):
         + "; ".join(f"{script}'s '{statement}'" for script, statement in FAILED_ELSEWHERE),
         sorted(page_only_elsewhere) == expected,
         "; ".join(page_only_elsewhere),
-        backs=(*FAILED_ELSEWHERE.values(), "claims the scripts make about the page's run alone"),
+        key="page-run-failures-elsewhere",
     )
     if section.echo:
         print("page-run claims that failed at another seed:", *page_only_elsewhere, sep="\n  ")

@@ -147,10 +147,7 @@ def compute(section, trained: list[dict]):
             f"where the plain network diverges",
             bool(where),
             f"rates {where}; plain {plain.tolist()}; {network} {noisy.tolist()}",
-            backs=(
-                "still trained at 0.3",
-                "each noisy network trained above 0.5 at a rate where the plain network diverged",
-            ),
+            key="still-trained-at-0-3",
         )
         gain = noisy - bn  # NaN if the noisy network diverged
         for rate, value in zip(RATES, gain):
@@ -160,11 +157,7 @@ def compute(section, trained: list[dict]):
             f"the {network} network ends above batch norm's validation accuracy at both rates",
             bool(np.all(gain > 0)),
             f"{network} minus batch norm: {gain.tolist()}",
-            backs=(
-                "scored above batch norm at both rates",
-                "and scored above batch norm, at every seed and numeric variant the robustness report ran",
-                f"{NOISE_ROWS[network]}, accuracy above batch norm",
-            ),
+            key=f"{key}-above-batch-norm",
         )
 
     # How far each layer's inputs move between steps, at the lower rate (every network survives it).
@@ -182,10 +175,7 @@ def compute(section, trained: list[dict]):
             f"per step as any batch-norm layer's, at lr {rate:g}",
             ratio >= MOVES_FACTOR,
             f"smallest noisy over largest batch norm: {ratio:.3g}",
-            backs=(
-                "the batch means of every noisy layer move at least 100 times as much as those of any batch-norm layer",
-                "moved at least 100 times as much per step as any batch-norm layer's",
-            ),
+            key="the-batch-means-of-every",
         )
     return {"accuracies": accuracies}
 

@@ -162,12 +162,7 @@ def compute(section, trained: list[dict]):
             f"on a quadratic, {name} (momentum {momentum:g}) shrinks the weight with lr * curvature "
             f"{EDGE_MARGIN:g} below {edge:g} and grows it {EDGE_MARGIN:g} above",
             quadratic_shrinks(edge - EDGE_MARGIN, momentum) and not quadratic_shrinks(edge + EDGE_MARGIN, momentum),
-            backs=(
-                {
-                    "plain gradient descent": "the largest eigenvalue is below 2",
-                    "heavy-ball momentum": "when it is below 3.8",
-                }[name],
-            ),
+            key={"plain gradient descent": "gd-edge", "heavy-ball momentum": "momentum-edge"}[name],
         )
     q("cosine_below", COSINE_BELOW, ".1f")
     medians, update_medians, largest = {}, {}, {}
@@ -182,7 +177,7 @@ def compute(section, trained: list[dict]):
                 f"the batch-norm network trains {steps} steps at lr {RATE:g} without diverging",
                 r["diverged_at"] is None,
                 f"diverged at {r['diverged_at']}",
-                backs=("The batch-norm network trains all 300 steps in every run of the robustness report",),
+                key="the-batch-norm-network-trains",
             )
         elif r["diverged_at"] is not None:
             q(f"{key}_diverged_step", r["diverged_at"], "d")
@@ -231,7 +226,7 @@ def compute(section, trained: list[dict]):
             f"{AFTER} below {COSINE_BELOW:g})",
             float(np.median(cosines)) < COSINE_BELOW,
             f"median cosine {np.median(cosines):.3g}",
-            backs=("the median cosine below 0.9 in both networks",),
+            key="the-median-cosine-below-0",
         )
     q("median_ratio", medians["plain"] / medians["batch norm"], ".1f", unit=("times larger", "times more"))
     q("update_median_ratio", update_medians["plain"] / update_medians["batch norm"], ".1f")
@@ -239,24 +234,19 @@ def compute(section, trained: list[dict]):
         "batch norm's median beta_hat after step 50 is below the plain network's",
         medians["batch norm"] < medians["plain"],
         f"batch norm {medians['batch norm']:.4g}, plain {medians['plain']:.4g}",
-        backs=(
-            "below the plain network's",
-            "how much smoother it was is this page's run",
-            "along the gradient and along the update, is not this run's alone",
-            "The gap itself held in every run",
-        ),
+        key="below-the-plain-network-s",
     )
     section.claim(
         "batch norm's median beta_hat along the update direction after step 50 is below the plain network's",
         update_medians["batch norm"] < update_medians["plain"],
         f"batch norm {update_medians['batch norm']:.4g}, plain {update_medians['plain']:.4g}",
-        backs=("along the gradient and along the update, is not this run's alone",),
+        key="along-the-gradient-and-along",
     )
     section.claim(
         "batch norm's largest beta_hat after step 50 stays below 2/lr along both directions",
         max(largest["batch norm"]) < guide,
         f"largest {largest['batch norm']}, guide {guide:g}",
-        backs=("batch norm's largest after step 50 below 20 along both directions",),
+        key="batch-norm-s-largest-after",
     )
     # The momentum guide 2(1 + momentum)/lr is not claimed either way: how
     # close a surviving plain network comes to it is decided by rounding (on
@@ -266,7 +256,7 @@ def compute(section, trained: list[dict]):
         "along the gradient, the plain network's largest beta_hat after step 50 is above 2/lr",
         largest["plain"][0] > guide,
         f"largest {largest['plain'][0]:.4g}, guide {guide:g}",
-        backs=("above 20 along the gradient in every run of the report",),
+        key="above-20-along-the-gradient",
     )
     return {"runs": runs}
 

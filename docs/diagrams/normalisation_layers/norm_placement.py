@@ -188,7 +188,7 @@ def compute(section, trained: list[dict]):
         f"at lr {HIGH_RATE:g} both pre-norm runs end below both post-norm runs",
         worst_pre < best_post,
         f"worst pre-norm {worst_pre:.4f}, best post-norm {best_post:.4f}",
-        backs=("end below both post-norm runs", "both pre-norm runs end below both post-norm runs"),
+        key="end-below-both-post-norm",
     )
     best_pre = min(final[k] for k in pre_high)
     gap = final["post_no_warmup"] - best_pre
@@ -216,13 +216,7 @@ def compute(section, trained: list[dict]):
         low_gap > 0,
         f"post {final['post_low']:.4f}, pre {final['pre_low']:.4f}",
         every_seed=False,
-        backs=(
-            "at 0.003 post-norm ends just below pre-norm, on this run only",
-            "At the lower rate of 0.003, where both placements train well, they tie in this run",
-            "at one other seed pre-norm ended ahead at 0.003, so which placement leads there is a "
-            "statement about this run only",
-            "At the lower rate both placements trained, and which one led there is this page's run only",
-        ),
+        key="at-0-003-post-norm",
     )
     lowest_pre = min(final[k] for k in pre_high)
     section.claim(
@@ -230,7 +224,7 @@ def compute(section, trained: list[dict]):
         all(lowest_pre <= loss for key, loss in final.items() if not key.startswith("rms")),
         f"lowest pre-norm {lowest_pre:.4f}",
         every_seed=False,
-        backs=("in this run, it reaches the lowest loss of the six",),
+        key="in-this-run-it-reaches",
     )
 
     # What "learned nothing" would score: the training text's character
@@ -249,7 +243,7 @@ def compute(section, trained: list[dict]):
         UNIGRAM_NEAR,
         fmt=".2f",
         every_seed=False,
-        backs=("so this run learned next to nothing",),
+        key="so-this-run-learned-next",
     )
 
     # Section 8's rerun: the lr 0.01 pre-norm run without warmup again with
@@ -272,7 +266,7 @@ def compute(section, trained: list[dict]):
         "<=",
         RMS_MATCH,
         fmt=".2f",
-        backs=("RMS norm trained as well as layer norm on this page's run",),
+        key="rms-norm-trained-as-well",
     )
     q("rms_match", RMS_MATCH, ".2f")
     return {"runs": runs, "final": final, "unigram": float(section.text("unigram_loss"))}

@@ -131,7 +131,7 @@ def compute(section, trained: list[dict]):
         "without QK-norm the run's largest attention logit grows with the learning rate",
         all(a < b for a, b in zip(plain, plain[1:])),
         "largest logits " + ", ".join(f"{v:.2f}" for v in plain),
-        backs=("grows with the learning rate",),
+        key="grows-with-the-learning-rate",
     )
     slack = min(float((runs[(lr, True)]["bounds"] - runs[(lr, True)]["logits"]).min()) for lr in RATES)
     checked = sum(runs[(lr, True)]["logits"].size for lr in RATES)
@@ -141,7 +141,7 @@ def compute(section, trained: list[dict]):
         "sqrt(d_head) * max|g_q| * max|g_k| of that step's gains",
         slack >= 0,
         f"{checked} block-steps, smallest slack {slack:.4g}",
-        backs=("they stayed within the gains' bound at every step of every run",),
+        key="they-stayed-within-the-gains",
     )
     bound_at_largest = [float(runs[(lr, True)]["bounds"].max()) for lr in RATES]
     q("largest_bound_qk", bound_at_largest, ",.1f")
@@ -152,24 +152,19 @@ def compute(section, trained: list[dict]):
         f"at lr {top:g} the final validation loss is lower with QK-norm",
         with_qk < without,
         f"with {with_qk:.4f}, without {without:.4f}",
-        backs=("lower with QK-norm",),
+        key="lower-with-qk-norm",
     )
     middle, low = RATES[1], RATES[0]
     section.claim(
         f"at lr {middle:g} the final validation loss is lower with QK-norm",
         runs[(middle, True)]["validation"][-1] < runs[(middle, False)]["validation"][-1],
-        backs=("at 0.03 it is lower too",),
+        key="at-0-03-it-is",
     )
     section.claim(
         f"on the page's run at lr {low:g} the run without QK-norm ends below the run with it",
         runs[(low, False)]["validation"][-1] < runs[(low, True)]["validation"][-1],
         every_seed=False,
-        backs=(
-            "at 0.01 the run without QK-norm is slightly ahead",
-            "so in this run QK-norm made the larger rates cost less",
-            "which run is ahead at 0.01 is this run's only",
-            "Which run was ahead at the smallest rate is this page's run only",
-        ),
+        key="at-0-01-the-run",
     )
 
     # Check your understanding: the bound with unit gains and head width 16,

@@ -19,7 +19,7 @@ prose hidden in a backtick-fenced directive), and numbers files that are not
 the page's own run or are stale for their inputs (a section that failed, or
 changed after its numbers were made). It checks the number style (minus
 sign, 4.77 × 10⁻⁶, 2⁻¹⁴⁹, thousands separators), that the prose still says
-what the claims back (`backs=` phrases), that each number is still the quote
+what the claims back (the `% backs` lines beside the prose), that each number is still the quote
 the golden record pinned at its place (so swapping two numbers or dropping a
 sign is caught), and lists quotes nothing uses. The words around the
 numbers are checked too (wording.py): direction, scope and one-run words need
@@ -46,6 +46,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from mdit_py_plugins.colon_fence import colon_fence_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.myst_blocks import myst_block_plugin
 
 from pagekit import numeric_env
 from pagekit import inputs as section_inputs
@@ -278,6 +279,38 @@ class Passage:
     figure: str = ""  # the SVG file name a caption or alt text describes
 
 
+@dataclass(frozen=True)
+class Backing:
+    """A `% backs <script>:<claim key> "phrase" ...` line (a MyST comment,
+    not rendered): the phrases of the prose just above it that rest on that
+    claim of that script. The claim phrases live here, beside the prose they
+    back, so rewording a sentence reruns no section."""
+
+    section: int
+    line: int
+    script: str
+    key: str
+    phrases: tuple[str, ...]
+
+
+BACKS_LINE = re.compile(r"^\s*backs\s+(?P<script>\w+):(?P<key>[\w-]+)\s+(?P<phrases>\".*)$")
+QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def parse_backing(comment: str, section: int, line: int, path: Path) -> Backing | None:
+    """A `% backs` comment line, or None for any other comment."""
+    if not re.match(r"\s*backs\b", comment):
+        return None
+    match = BACKS_LINE.match(comment)
+    phrases = QUOTED.findall(match.group("phrases")) if match else []
+    if not match or QUOTED.sub("", match.group("phrases")).strip() or not phrases:
+        raise PageError(
+            f'{rel(path)}:{line}: a backs line reads `% backs <script>:<claim key> "phrase" "phrase" ...`, '
+            f"got {comment.strip()!r}"
+        )
+    return Backing(section, line, match.group("script"), match.group("key"), tuple(json.loads(p) for p in phrases))
+
+
 @dataclass
 class ParsedPage:
     path: Path
@@ -286,6 +319,7 @@ class ParsedPage:
     code_blocks: list[CodeBlock] = field(default_factory=list)
     text: dict[int, list[str]] = field(default_factory=dict)  # section -> its prose, for backed phrases
     passages: list[Passage] = field(default_factory=list)  # the prose with lines, for the wording check
+    backing: list[Backing] = field(default_factory=list)  # the `% backs` lines
     newline: str = "\n"
 
 
@@ -295,6 +329,7 @@ def markdown_parser() -> MarkdownIt:
         .enable("table")
         .use(dollarmath_plugin, allow_space=True, double_inline=True)
         .use(colon_fence_plugin)
+        .use(myst_block_plugin)  # MyST's `%` comment lines: the `% backs` lines
     )
 
 
@@ -360,6 +395,12 @@ def walk_tokens(tokens, lines: list[str], line_offset: int, page: ParsedPage, pa
             continue
         if token.type == "math_block":
             collect_math(token.content, state["section"], first_line + 1, page, state)
+            continue
+        if token.type == "myst_line_comment":  # consecutive `%` lines come as one token
+            for i, comment in enumerate(token.content.split("\n")):
+                backing = parse_backing(comment, state["section"], first_line + i, path)
+                if backing:
+                    page.backing.append(backing)
             continue
         if token.type == "heading_open":
             heading_level = token.tag
@@ -712,6 +753,7 @@ def check_page(
         used.update(stale)
         binding.append((number.section, number.line, number.token, sorted({f"{s}.{n}" for s, n in stale})))
 
+    report.findings += attach_backing(page, config, records)
     report.findings += check_backed_phrases(page, config, records)
     words, report.wording = wording.check(
         page,
@@ -797,6 +839,44 @@ def stale_inputs(package: str, script: str, record: dict) -> Finding | None:
 
 def section_prose(page: ParsedPage, number: int) -> str:
     return " ".join(" ".join(page.text.get(number, [])).split())
+
+
+def attach_backing(page: ParsedPage, config, records: dict) -> list[Finding]:
+    """Give each claim the phrases its `% backs` lines name (as the claim's
+    ``backs``, which the phrase and wording checks read). A line must name a
+    script of its own section and a key one of that script's claims has."""
+    findings = []
+    for claim in (c for record in records.values() for c in record.get("claims", [])):
+        claim["backs"] = []
+    for backing in page.backing:
+        scripts = config.SECTION_SCRIPTS.get(backing.section, ())
+        if backing.script not in scripts:
+            findings.append(
+                Finding(
+                    backing.line,
+                    f"backs line: {backing.script} is not a script of section {backing.section} "
+                    f"({', '.join(scripts) or 'it has none'}); a claim backs prose of its own section",
+                )
+            )
+            continue
+        claims = {c["key"]: c for c in records[backing.script].get("claims", []) if c.get("key")}
+        claim = claims.get(backing.key)
+        if claim is None:
+            near = difflib.get_close_matches(backing.key, list(claims), n=1)
+            findings.append(
+                Finding(
+                    backing.line,
+                    f"backs line: {backing.script} has no claim with key {backing.key!r}"
+                    + (
+                        f" (did you mean {near[0]!r}?)"
+                        if near
+                        else f" (its keys: {', '.join(sorted(claims)) or 'none'})"
+                    ),
+                )
+            )
+            continue
+        claim["backs"] += [p for p in backing.phrases if p not in claim["backs"]]
+    return findings
 
 
 def check_backed_phrases(page: ParsedPage, config, records: dict) -> list[Finding]:

@@ -50,7 +50,7 @@ def pinned_claim(claim: dict) -> dict:
         "statement": claim["statement"],
         "holds": claim["holds"],
         "every_seed": claim.get("every_seed", True),
-        "backs": claim.get("backs", []),
+        "key": claim.get("key"),
         "condition": claim.get("condition"),
         "constants": claim.get("constants", {}),
     }
@@ -90,8 +90,8 @@ def claim_differences(old: list[dict], new: list[dict]) -> list[str]:
         for key in ("holds", "every_seed"):
             if was.get(key, True) != c[key]:
                 out.append(f"claim {c['statement']!r}: {key} {was.get(key, True)} -> {c[key]}")
-        if was.get("backs", []) != c["backs"]:
-            out.append(f"claim {c['statement']!r}: backed phrases {was.get('backs', [])} -> {c['backs']}")
+        if was.get("key") != c["key"]:
+            out.append(f"claim {c['statement']!r}: key {was.get('key')!r} -> {c['key']!r}")
         if (was.get("condition"), was.get("constants", {})) != (c["condition"], c["constants"]):
             out.append(f"claim {c['statement']!r}: condition {condition_text(was)} -> {condition_text(c)}")
     for c in old:

@@ -86,9 +86,11 @@ class Claim:
     # variant; the robustness report shows, without failing, the seeds where
     # it does not.
     every_seed: bool = True
-    # Exact phrases of the section's prose this claim backs: the page check
-    # fails when one is missing, so a reversed direction word is caught.
-    backs: tuple[str, ...] = ()
+    # The claim's name for the page: a `% backs <script>:<key> "phrase"` line
+    # under the prose ties those exact phrases to it (check_page.attach_backing),
+    # and the page check fails when one is missing, so a reversed direction
+    # word is caught. Several claims may share a key (one per loop pass).
+    key: str | None = None
     # The form of the test that decided it, read from the calling script's
     # source (see condition_form): the golden record pins it, so a bound or
     # an operator cannot change while the statement stays the same.
@@ -314,7 +316,7 @@ class Section:
 
     # -- claims --------------------------------------------------------------
     def claim(
-        self, statement: str, holds: bool, detail: str = "", *, every_seed: bool = True, backs: Sequence[str] = ()
+        self, statement: str, holds: bool, detail: str = "", *, every_seed: bool = True, key: str | None = None
     ) -> bool:
         """Record a statement the prose relies on; failures are collected and
         raised together by ``run_section`` (so the robustness report sees
@@ -322,13 +324,13 @@ class Section:
 
         ``every_seed=False`` marks a statement about the page's own run (seed
         offset 0, every numeric variant) that other seeds need not repeat;
-        the prose must say so. ``backs`` lists exact phrases of the section's
-        prose that rest on this claim (see Claim). The source text of the
+        the prose must say so. ``key`` names the claim for the page's
+        `% backs` lines, which tie exact phrases of the prose to it (see Claim). The source text of the
         ``holds`` expression and the module constants it reads are recorded
         with it (condition_form).
         """
         form = condition_form(sys._getframe(1), lambda call: _source(_argument(call, 1, "holds")))
-        return self._add_claim(statement, holds, detail, every_seed, backs, form)
+        return self._add_claim(statement, holds, detail, every_seed, key, form)
 
     def _add_claim(
         self,
@@ -336,12 +338,12 @@ class Section:
         holds: bool,
         detail: str,
         every_seed: bool,
-        backs: Sequence[str],
+        key: str | None,
         form: tuple[str | None, dict[str, Any]],
     ) -> bool:
-        if isinstance(backs, str):
-            backs = (backs,)
-        self.claims.append(Claim(statement, bool(holds), detail, every_seed, tuple(backs), *form))
+        if key is not None and not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", key):
+            raise QuoteError(f"{self.name}: claim key {key!r}: use lower-case words joined by hyphens")
+        self.claims.append(Claim(statement, bool(holds), detail, every_seed, key, *form))
         return bool(holds)
 
     RELATIONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -355,7 +357,7 @@ class Section:
         *,
         fmt: str = "g",
         every_seed: bool = True,
-        backs: Sequence[str] = (),
+        key: str | None = None,
     ) -> bool:
         """Claim ``subject relation bound`` with the words made from the same
         constant as the test, so a threshold cannot change while its
@@ -374,7 +376,7 @@ class Section:
             holds,
             f"measured {measured:.6g}",
             every_seed,
-            backs,
+            key,
             condition_form(sys._getframe(1), form),
         )
 
@@ -400,7 +402,7 @@ class Section:
             holds,
             f"largest gap {gap:.3g}",
             True,
-            (),
+            None,
             condition_form(sys._getframe(1), form),
         )
 
@@ -421,7 +423,7 @@ class Section:
 
         ``caption_phrases``: what the figure's caption or alt text must say
         about it, each an exact phrase one of the section's claims backs
-        (``backs=``); the page check requires each in the caption or alt text
+        (a `% backs` line of the page); the page check requires each in the caption or alt text
         of the figure that shows this SVG."""
         path = self.figure_dir / f"{self.name}_{stem}.svg"
         if path.name in self.figures:
@@ -476,7 +478,7 @@ class Section:
                     "holds": c.holds,
                     "detail": c.detail,
                     "every_seed": c.every_seed,
-                    **({"backs": list(c.backs)} if c.backs else {}),
+                    **({"key": c.key} if c.key else {}),
                     "condition": c.condition,
                     "constants": c.constants,
                 }

@@ -13,7 +13,8 @@ The check reads every sentence of the prose, the captions and the alt text of
 a section that has scripts, and each occurrence of such a word must have
 evidence, in this order:
 
-1. it sits inside a phrase one of the section's claims backs (``backs=``),
+1. it sits inside a phrase one of the section's claims backs (a ``% backs``
+   line of the page, see check_page.attach_backing),
    and the claim's scope fits the word: a scope word needs an every-seed
    claim that held in every run of the page's robustness report (or a
    holding claim of a section computed from that report, DERIVED_SECTIONS,
@@ -634,16 +635,16 @@ def explain(occurrence: Occurrence, sentence: Sentence, covering, detail: str, h
         else:
             why = (
                 "no phrase around it is backed by an every-seed claim that held in every run of the robustness "
-                "report; back it (claim with backs=), narrow it, or allowlist it with a reason"
+                "report; back it (a `% backs script:key` line under it), narrow it, or allowlist it with a reason"
             )
     elif occurrence.kind == "one_run":
-        why = "no phrase around it is backed by a claim of the section's scripts (backs=)"
+        why = "no phrase around it is backed by a claim of the section's scripts (% backs)"
     elif detail and SIGNED_DIRECTION.get(occurrence.word.lower()):
         why = f"the quotes say the opposite: {detail}; and no claim backs the phrase"
     else:
         why = (
             "no claim backs the phrase around it and the sentence has no quoted number on each side to "
-            "compare; back it (claim with backs=), or allowlist it with a reason"
+            "compare; back it (a `% backs script:key` line under it), or allowlist it with a reason"
         )
     return f'{said}: {why}: "{shorten(sentence.text)}"'
 
@@ -738,7 +739,7 @@ def check_captions(page, config, records: dict) -> list[tuple[int | None, str]]:
                         (
                             line,
                             f"{script}'s caption phrase {phrase!r} for {svg} is backed "
-                            "by no claim of the script (add it to a claim's backs=)",
+                            "by no claim of the script (add it to a `% backs` line of the section)",
                         )
                     )
                 if clean(phrase) not in said:
