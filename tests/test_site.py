@@ -715,8 +715,9 @@ def _page_source(doc: str) -> str:
 class _Loaded:
     """One page, read at desktop width, at 500 px and in the dark theme."""
 
-    def __init__(self, driver, server: str, doc: str, screenshots: bool):
+    def __init__(self, driver, server: str, doc: str, site: Path, screenshots: bool):
         self.doc = doc
+        self.site = site  # the built site, whose served SVGs the summary reads
         self.name = doc.replace("/", "-")
         _set_viewport(driver, DESKTOP_WIDTH)
         driver.get(f"{server}/{doc}.html")
@@ -782,7 +783,7 @@ class _Loaded:
                         "smallest_figure_label_px_at_1280px": round(
                             min(
                                 (
-                                    _smallest_text_pt(self.doc, f["src"]) * 4 / 3 * f["shown"] / f["natural"]
+                                    _smallest_text_pt(self.site, f["src"]) * 4 / 3 * f["shown"] / f["natural"]
                                     for f in self.state["figures"]
                                     if f["natural"]
                                 ),
@@ -793,7 +794,7 @@ class _Loaded:
                         "smallest_figure_label_px_in_the_phone_zoom": round(
                             min(
                                 (
-                                    _smallest_text_pt(self.doc, f["src"])
+                                    _smallest_text_pt(self.site, f["src"])
                                     * 4
                                     / 3
                                     * self.phone_zoom["shown"]
@@ -855,7 +856,7 @@ return failures;
 
 
 @pytest.fixture(scope="module")
-def loaded(browser, server, request):
+def loaded(browser, server, site, request):
     cache: dict[str, _Loaded] = {}
     # Screenshots only when this session runs the test that looks for them.
     wanted = any(
@@ -864,7 +865,7 @@ def loaded(browser, server, request):
 
     def load(doc: str) -> _Loaded:
         if doc not in cache:
-            cache[doc] = _Loaded(browser, server, doc, screenshots=wanted and doc in SCREENSHOTS)
+            cache[doc] = _Loaded(browser, server, doc, site, screenshots=wanted and doc in SCREENSHOTS)
         return cache[doc]
 
     return load

@@ -69,10 +69,11 @@ class Job:
 _IN_WORKER = {"variant": None}
 
 
-def start_worker(variant: str) -> None:
+def start_worker(variant: str, load_torch: bool = True) -> None:
     """A worker's initialiser: the variant's numeric environment (applied
     here, before numpy loads, in a spawned interpreter; inherited in a forked
-    one), torch with its pinned thread count, and the signals of a worker:
+    one), torch with its pinned thread count when ``load_torch`` (a run that
+    needs no torch does not pay for importing it), and the signals of a worker:
     SIGTERM unwinds the task (its atomic writes remove their temp files),
     SIGINT is left to the parent, and the parent's death ends it."""
     if "numpy" not in sys.modules:
@@ -83,9 +84,11 @@ def start_worker(variant: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
     import pagekit.section  # noqa: F401  (numpy, matplotlib and the machinery, once per worker)
-    from pagekit import torch_loader
 
-    torch_loader.import_torch()
+    if load_torch:
+        from pagekit import torch_loader
+
+        torch_loader.import_torch()
 
 
 def check_variant(variant: str) -> None:
@@ -136,6 +139,10 @@ def section_of(job: Job):
     from pagekit import cli
 
     module = cli.section_module(job.script.package, job.script.name)
+    if "torch" in sys.modules:  # whoever imported it: the pinned thread count before any run
+        from pagekit import torch_loader
+
+        torch_loader.import_torch()
     return module, cli.new_section(
         module, seed_offset=job.seed_offset, out_dir=job.out_dir, reduced=job.reduced, inputs_hash=job.inputs_hash
     )
@@ -235,8 +242,12 @@ class LocalExecutors:
                 # collections, so its memory stays shared instead of copied.
                 gc.freeze()
             context = multiprocessing.get_context("fork" if own else "spawn")
+            # This process loaded torch if any run needs it
+            # (run_sections.load_for_workers): a forked worker inherits it, a
+            # spawned one loads it too; runs that need no torch pay for none.
+            load_torch = "torch" in sys.modules
             self.pools[variant] = futures.ProcessPoolExecutor(
-                self.cores, mp_context=context, initializer=start_worker, initargs=(variant,)
+                self.cores, mp_context=context, initializer=start_worker, initargs=(variant, load_torch)
             )
         return self.pools[variant]
 
