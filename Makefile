@@ -113,13 +113,19 @@ bench: $(VENV_STAMP) ## time each section, each page and the author's loop again
 	@$(PY) -m pagekit.bench
 
 # -E reads every page afresh, so a broken anchor fails every build, not just the first.
-docs: notebooks ## build the documentation site into build/site
-	@$(PY) -m sphinx -E -W --keep-going -q -b html docs build/site
+# The site and each page's PDF, which the page links: headless Chromium prints
+# each built page with the site's print stylesheet. Without Chromium the site
+# is built without PDFs, and its pages do not link them.
+docs: notebooks ## build the documentation site into build/site, each page's PDF included
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then \
+	  $(PY) -m sphinx -E -W --keep-going -q -b html docs build/site && $(PY) docs/site_pdf.py build/site; \
+	else \
+	  echo "note: no Chromium (apt-get install chromium chromium-driver): building the site without its PDFs"; \
+	  $(PY) -m sphinx -E -W --keep-going -q -b html -D site_pdfs=0 docs build/site; \
+	fi
 	@echo "built build/site ($$(du -sh build/site | cut -f1)); open build/site/index.html"
 
-# Headless Chromium prints each built page with the site's print stylesheet.
-pdf: docs ## print each page of the site to build/site/pdf/<page>.pdf (headless Chromium)
-	@$(PY) docs/site_pdf.py build/site
+pdf: docs ## the same as make docs: the site with each page's PDF
 
 preview: figures ## render every SVG to PNG under build/preview to look at
 	@$(PY) -m pagekit.preview_figures $(PAGE_ARG)

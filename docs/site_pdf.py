@@ -9,6 +9,12 @@ folded answer, and prints the page with the site's print stylesheet (A4,
 every tab shown under its label, no navigation) to <site>/pdf/<page>.pdf,
 where each page's front-matter box links it. Prints one line per PDF: its
 pages and size.
+
+The pages are served from a local server that is gone once the PDFs are
+written, so no link of a PDF may point at it: a link to the page itself stays
+an internal jump, a link to another page of the site points at the site's
+public address when $SITE_URL gives one (https://example.org/notes), and
+otherwise keeps its text and loses its target. Links off the site stay.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import base64
 import functools
 import http.server
 import importlib.util
+import os
 import re
 import sys
 import threading
@@ -48,6 +55,17 @@ const images = Promise.all(Array.from(document.images).map(img => img.complete ?
 const mj = window.MathJax;
 const maths = mj && mj.startup && mj.startup.promise ? mj.startup.promise : Promise.resolve();
 Promise.all([images, maths]).then(() => done('ready'), e => done('error: ' + e));
+"""
+# Links into the local server: rewritten to the public site, or unlinked.
+RELINK = """
+const base = arguments[0];
+for (const a of document.querySelectorAll('a[href]')) {
+  const url = new URL(a.getAttribute('href'), location.href);
+  if (url.origin !== location.origin) continue;  // off the site
+  if (url.pathname === location.pathname && url.hash) continue;  // within the page
+  if (base) a.href = base + url.pathname + url.search + url.hash;
+  else a.removeAttribute('href');
+}
 """
 WAIT_FOR_MATHJAX = """
 const done = arguments[arguments.length - 1];
@@ -121,6 +139,7 @@ def print_page(driver, url: str, target: Path) -> tuple[int, int]:
     state = driver.execute_async_script(PREPARE)
     if state != "ready":
         raise RuntimeError(f"{url}: not ready to print ({state})")
+    driver.execute_script(RELINK, public_base())
     result = driver.execute_cdp_cmd(
         "Page.printToPDF",
         {
@@ -135,6 +154,14 @@ def print_page(driver, url: str, target: Path) -> tuple[int, int]:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(data)
     return pdf_pages(data), len(data)
+
+
+def public_base() -> str:
+    """The site's public address from $SITE_URL, without a trailing slash ("" when unset)."""
+    base = os.environ.get("SITE_URL", "").strip().rstrip("/")
+    if base and not re.match(r"https?://[^/\s]+", base):
+        raise ValueError(f"$SITE_URL must be an http(s) address, got {base!r}")
+    return base
 
 
 def print_site(site: Path, driver=None) -> dict[str, tuple[int, int]]:
@@ -171,6 +198,11 @@ def main(argv: list[str]) -> int:
         if not Path(tool).is_file():
             print(f"error: {tool} is missing: apt-get install -y chromium chromium-driver", file=sys.stderr)
             return 2
+    try:
+        public_base()
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     print_site(site.resolve())
     return 0
 

@@ -218,7 +218,9 @@ def test_page_links_to_reports_lead_to_the_robustness_page(site, page):
 def test_site_is_small(site):
     """The whole site, maths included, stays under the budget (it was 26 MB
     when it shipped all of MathJax for a handful of formulas). The pages'
-    notebooks (_downloads/), which no page loads, have a budget of their own."""
+    notebooks (_downloads/), which no page loads, have a budget of their own;
+    the pages' PDFs (pdf/, printed by `make docs`), also only downloaded, are
+    not counted (a test session may have printed them into this site)."""
     downloads = sum(p.stat().st_size for p in (site / "_downloads").rglob("*") if p.is_file())
     assert downloads < DOWNLOADS_BUDGET_BYTES, (
         f"the site's downloads (the notebooks) are {downloads / 2**20:.2f} MiB, over their "
@@ -226,7 +228,7 @@ def test_site_is_small(site):
     )
     sizes: dict[str, int] = {}
     for path in site.rglob("*"):
-        if path.is_file() and path.relative_to(site).parts[0] != "_downloads":
+        if path.is_file() and path.relative_to(site).parts[0] not in ("_downloads", SITE_PDF.PDF_DIR):
             top = path.relative_to(site).parts
             key = "/".join(top[:2]) if top[0] in ("_static", "_images") else top[0]
             sizes[key] = sizes.get(key, 0) + path.stat().st_size
@@ -1070,6 +1072,16 @@ def test_make_pdf_prints_every_page(pdfs):
     for page, (pages, size) in results.items():
         words = SITE_CONF.reading_minutes(page)[1]
         assert pages >= max(1, words // 1000) and size > 20_000, f"{page}.pdf: {pages} pages, {size} bytes"
+
+
+def test_no_pdf_links_to_the_server_that_printed_it(site, pdfs):
+    """The local server is gone once the PDFs exist: their links go off the
+    site (the papers) or nowhere, never to 127.0.0.1 (site review round 3, H2)."""
+    for page in pdfs:
+        links = re.findall(rb"/URI \(([^)]*)\)", (site / SITE_PDF.PDF_DIR / f"{page}.pdf").read_bytes())
+        local = [link for link in links if b"127.0.0.1" in link or b"localhost" in link]
+        assert not local, f"{page}.pdf links the printing server: {local[:3]}"
+        assert any(link.startswith(b"https://") for link in links), f"{page}.pdf lost its links off the site"
 
 
 @pytest.mark.parametrize("doc", PAGES + ["index", ROBUSTNESS_DOC])

@@ -102,6 +102,12 @@ def test_the_front_matter_box_gives_the_reading_time_and_refuses_numbers(tmp_pat
     assert status == 0, stderr
     text = html(out, "index")
     assert "Reading" in text and "about 5 min" in text and "Beginner" in text
+    assert "pdf/index.pdf" in text  # the page's PDF, which `make docs` prints
+    status, stderr, out = build(
+        tmp_path / "no-pdf", ["page_facts"], {"index.md": "# Tiny\n\n" + box}, "site_pdfs = False"
+    )
+    assert status == 0, stderr
+    assert "pdf/" not in html(out, "index")  # built without PDFs: no link to one
     numbered = box.replace("What a gradient is.", "What 3 gradients are.")
     status, stderr, _ = build(tmp_path / "bad", ["page_facts"], {"index.md": "# Tiny\n\n" + numbered})
     assert "holds no numbers" in stderr

@@ -79,11 +79,14 @@ class PageFacts(SphinxDirective):
         self.state.nested_parse(self.content, self.content_offset, known)
         item("You should know", *known.children)
         extra = nodes.paragraph()
-        up = "../" * page.count("/")
-        pdf = nodes.reference("", "", refuri=f"{up}{PDF_DIR}/{Path(page).name}.pdf", internal=False)
-        pdf += nodes.Text("the page as a PDF")
-        extra += pdf
-        extra += nodes.Text("; how its results hold at other seeds: ")
+        if self.state.document.settings.env.config.site_pdfs:  # `make docs` prints them (docs/site_pdf.py)
+            up = "../" * page.count("/")
+            pdf = nodes.reference("", "", refuri=f"{up}{PDF_DIR}/{Path(page).name}.pdf", internal=False)
+            pdf += nodes.Text("the page as a PDF")
+            extra += pdf
+            extra += nodes.Text("; how its results hold at other seeds: ")
+        else:
+            extra += nodes.Text("How its results hold at other seeds: ")
         extra += robustness_link(page, page, "the robustness summary")
         item("Also", extra)
         box += items
@@ -91,5 +94,8 @@ class PageFacts(SphinxDirective):
 
 
 def setup(app):
+    # Whether the site is published with its PDFs (`make docs` prints them when
+    # Chromium is there, and builds with site_pdfs=0, no PDF links, when not).
+    app.add_config_value("site_pdfs", True, "html")
     app.add_directive("page-facts", PageFacts)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
