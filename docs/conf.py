@@ -18,8 +18,7 @@ robustness report, and robustness/index.md shows every page's report
 has not been generated yet.
 
 What the site adds to Sphinx is in docs/_ext/, one extension a concern,
-each with its own setup(app): mathjax_offline (the site serves its own
-maths), generated_pages (the index and the robustness page), typography,
+each with its own setup(app): generated_pages (the index and the robustness page), typography,
 figures, code_listings, page_facts (the front-matter box) and
 repository_only (no file from outside the repository). This file holds the
 configuration and loads them.
@@ -67,10 +66,9 @@ language = "en"
 
 extensions = [
     "myst_parser",
-    "sphinx.ext.mathjax",
+    "sphinxcontrib.katex",  # the maths typeset when the site is built (see below)
     "sphinx_design",  # folded answers ({dropdown}) and tabs ({tab-set})
     "sphinx_copybutton",  # a copy button on every code block
-    "site_ext.mathjax_offline",
     "site_ext.generated_pages",
     "site_ext.typography",
     "site_ext.figures",
@@ -116,8 +114,7 @@ html_theme = "furo"
 html_title = project
 html_static_path = ["_static"]
 html_css_files = ["site.css"]
-# site.js: maths hidden until typeset, the figure zoom, folded answers opened
-# for print. In <head> and not deferred, so a page is marked before it paints.
+# site.js: the figure zoom and folded answers opened for print.
 html_js_files = ["site.js"]
 html_favicon = "_static/favicon.svg"  # else browsers ask for /favicon.ico and get a 404
 html_show_sourcelink = False
@@ -127,16 +124,11 @@ html_last_updated_fmt = None  # no dates in the output
 # An image given a width links to the full-size file (see site_ext.figures).
 html_scaled_image_link = True
 
-# --- maths: MathJax served from the site itself -------------------------------
-# MathJax's startup component loads only what the site needs: the TeX input
-# (with the AMS macros), the CommonHTML output and the hidden MathML that
-# screen readers read. No menu (400 kB of the combined components).
-mathjax_path = "mathjax/startup.js"  # relative to _static/
-mathjax3_config = {
-    "loader": {"load": ["input/tex", "output/chtml", "a11y/assistive-mml"]},
-    # The dollarmath extension already marks the maths, so MathJax only
-    # typesets what Sphinx wraps in \( \) and \[ \] (its default delimiters).
-    # Formulas at the text's x-height, so inline symbols (λ_max, ε) do not
-    # look a size smaller than the words around them.
-    "chtml": {"matchFontHeight": True},
-}
+# --- maths: typeset when the site is built -----------------------------------
+# sphinxcontrib.katex runs KaTeX (its bundled 0.16.22) under Node.js for every
+# formula as the site is built, so a page's HTML already holds the typeset
+# maths, with hidden MathML for screen readers: nothing to wait for on a slow
+# link, with scripts off, or in the PDF. The page needs only KaTeX's
+# stylesheet and fonts, which the site serves (docs/_static/katex/, MIT).
+katex_prerender = True
+katex_css_path = "katex/katex.min.css"  # relative to _static/

@@ -4,7 +4,7 @@
 
 Serves the built site (`make docs`) on 127.0.0.1, opens every page in headless
 Chromium (Debian's chromium and chromium-driver, as the browser test uses),
-waits for the maths to be typeset and for every figure to load, opens every
+waits for every figure to load (the maths is typeset when the site is built), opens every
 folded answer, and prints the page with the site's print stylesheet (A4,
 every tab shown under its label, no navigation) to <site>/pdf/<page>.pdf,
 where each page's front-matter box links it. Prints one line per PDF: its
@@ -45,16 +45,14 @@ CHROMIUM_FLAGS = (
 )
 PDF_DIR = "pdf"  # docs/conf.py links <site>/pdf/<page>.pdf from each page
 
-# Ready to print: maths typeset (or none), every image loaded, every answer open.
+# Ready to print: every image loaded, every answer open.
 PREPARE = """
 const done = arguments[arguments.length - 1];
 document.querySelectorAll('img[loading="lazy"]').forEach(img => { img.loading = 'eager'; });
 document.querySelectorAll('article details').forEach(d => { d.open = true; });
 const images = Promise.all(Array.from(document.images).map(img => img.complete ? null :
   new Promise(resolve => { img.onload = img.onerror = resolve; })));
-const mj = window.MathJax;
-const maths = mj && mj.startup && mj.startup.promise ? mj.startup.promise : Promise.resolve();
-Promise.all([images, maths]).then(() => done('ready'), e => done('error: ' + e));
+images.then(() => done('ready'), e => done('error: ' + e));
 """
 # Links into the local server: rewritten to the public site, or unlinked.
 RELINK = """
@@ -66,16 +64,6 @@ for (const a of document.querySelectorAll('a[href]')) {
   if (base) a.href = base + url.pathname + url.search + url.hash;
   else a.removeAttribute('href');
 }
-"""
-WAIT_FOR_MATHJAX = """
-const done = arguments[arguments.length - 1];
-const start = Date.now();
-(function wait() {
-  const mj = window.MathJax;
-  if (!document.querySelector('script[src*="mathjax"]') || (mj && mj.startup && mj.startup.promise)) done();
-  else if (Date.now() - start > 20000) done();
-  else setTimeout(wait, 50);
-})();
 """
 FOOTER = (
     '<div style="font-size:8px; width:100%; text-align:center; color:#555;">'
@@ -135,7 +123,6 @@ def chromium():
 def print_page(driver, url: str, target: Path) -> tuple[int, int]:
     """Print one page to ``target``; returns (pages, bytes)."""
     driver.get(url)
-    driver.execute_async_script(WAIT_FOR_MATHJAX)
     state = driver.execute_async_script(PREPARE)
     if state != "ready":
         raise RuntimeError(f"{url}: not ready to print ({state})")

@@ -5,6 +5,7 @@ it. The whole site's build and browser tests are in test_site.py."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -122,12 +123,18 @@ def test_a_file_from_outside_the_repository_fails_the_build(tmp_path):
     assert "OUTSIDE" not in html(out, "index")
 
 
-def test_the_maths_engine_is_served_from_the_site(tmp_path):
-    extra = 'mathjax_path = "mathjax/startup.js"\nextensions.insert(1, "sphinx.ext.mathjax")'
-    status, stderr, out = build(tmp_path, ["mathjax_offline"], {"index.md": "# Tiny\n\n$x^2$\n"}, extra)
+def test_the_maths_is_typeset_when_the_site_is_built(tmp_path):
+    """The site's maths settings (docs/conf.py) on a tiny page: the HTML holds
+    KaTeX's output, no TeX source outside its MathML annotation, no script."""
+    extra = (
+        'extensions.insert(1, "sphinxcontrib.katex")\nkatex_prerender = True\nkatex_css_path = "katex/katex.min.css"'
+    )
+    status, stderr, out = build(tmp_path, [], {"index.md": "# Tiny\n\nInline $x^2$ and\n\n$$\\frac{a}{b}$$\n"}, extra)
     assert status == 0, stderr
-    assert (out / "_static" / "mathjax" / "startup.js").is_file()
-    assert "mathjax/startup.js" in html(out, "index")
+    page = html(out, "index")
+    assert page.count('class="katex"') == 2 and "katex-display" in page
+    shown = re.sub(r"<annotation.*?</annotation>", "", page, flags=re.S)
+    assert "x^2" not in shown and "\\frac" not in shown and "katex.min.js" not in page
 
 
 @pytest.mark.parametrize("with_report", [False, True])

@@ -1,28 +1,8 @@
-/* The site's own behaviour: maths hidden until typeset, the figure zoom, and
-   folded answers opened for print. Loaded in <head> (not deferred), so the
-   page is marked before its first paint. */
+/* The site's own behaviour: the figure zoom and folded answers opened for
+   print. (The maths is typeset when the site is built: nothing to wait for.) */
 (function () {
   "use strict";
   var root = document.documentElement;
-
-  /* --- maths: no raw TeX on screen ------------------------------------------
-     The TeX source of each formula stays hidden (site.css) until MathJax has
-     typeset the page. A page without MathJax, or a MathJax that fails or never
-     arrives (60 s), shows what it has. */
-  root.classList.add("maths-pending");
-  function mathsDone() { root.classList.remove("maths-pending"); }
-  var giveUp = setTimeout(mathsDone, 60000);
-  function watchMathJax() {
-    var mj = window.MathJax;
-    if (mj && mj.startup && mj.startup.promise) {
-      mj.startup.promise.then(mathsDone, mathsDone).then(function () { clearTimeout(giveUp); });
-    } else if (!document.querySelector("script[src*='mathjax']")) {
-      clearTimeout(giveUp);
-      mathsDone();
-    } else {
-      setTimeout(watchMathJax, 50);
-    }
-  }
 
   /* --- the figure zoom ------------------------------------------------------
      A click on a figure opens it over the whole window with its caption, at
@@ -87,7 +67,6 @@
   });
 
   document.addEventListener("DOMContentLoaded", function () {
-    watchMathJax();
     document.querySelectorAll("article figure > a.image-reference").forEach(function (link) {
       link.addEventListener("click", function (event) {
         if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
