@@ -18,7 +18,8 @@ robustness report, and robustness/index.md shows every page's report
 has not been generated yet.
 
 What the site adds to Sphinx is in docs/_ext/, one extension a concern,
-each with its own setup(app): generated_pages (the index and the robustness page), typography,
+each with its own setup(app): katex_node (KaTeX's server ends with the
+build), generated_pages (the index and the robustness page), typography,
 figures, code_listings, page_facts (the front-matter box) and
 repository_only (no file from outside the repository). This file holds the
 configuration and loads them.
@@ -67,6 +68,7 @@ language = "en"
 extensions = [
     "myst_parser",
     "sphinxcontrib.katex",  # the maths typeset when the site is built (see below)
+    "site_ext.katex_node",  # its Node.js server ends with the build
     "sphinx_design",  # folded answers ({dropdown}) and tabs ({tab-set})
     "sphinx_copybutton",  # a copy button on every code block
     "site_ext.generated_pages",

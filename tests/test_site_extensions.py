@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -129,7 +130,9 @@ def test_the_maths_is_typeset_when_the_site_is_built(tmp_path):
     extra = (
         'extensions.insert(1, "sphinxcontrib.katex")\nkatex_prerender = True\nkatex_css_path = "katex/katex.min.css"'
     )
-    status, stderr, out = build(tmp_path, [], {"index.md": "# Tiny\n\nInline $x^2$ and\n\n$$\\frac{a}{b}$$\n"}, extra)
+    status, stderr, out = build(
+        tmp_path, ["katex_node"], {"index.md": "# Tiny\n\nInline $x^2$ and\n\n$$\\frac{a}{b}$$\n"}, extra
+    )
     assert status == 0, stderr
     page = html(out, "index")
     assert page.count('class="katex"') == 2 and "katex-display" in page
@@ -156,3 +159,36 @@ def test_the_index_and_the_robustness_page_are_generated(tmp_path, with_report):
         assert "The full tables" in robustness and "held" in robustness
     else:
         assert "No robustness report has been generated for this page yet" in robustness
+
+
+KATEX_ORPHAN = """
+import importlib.util, os, sys
+from pathlib import Path
+spec = importlib.util.spec_from_file_location("katex_node", Path(sys.argv[1]))
+katex_node = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(katex_node)
+katex_node.setup(None)
+import sphinxcontrib.katex as katex
+server = katex.KaTeXServer.start()
+print(server.process.pid, flush=True)
+os._exit(0)  # as a build killed outright: no atexit, no stop
+"""
+
+
+def test_katex_s_server_ends_with_the_process_that_started_it(tmp_path):
+    """A build that ends without stopping KaTeX's Node.js server (killed, or
+    its exit handlers skipped) does not leave the server running and holding
+    its output open (docs/_ext/katex_node.py)."""
+    done = subprocess.run(
+        [sys.executable, "-c", KATEX_ORPHAN, str(DOCS / "_ext" / "katex_node.py")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    pid = int(done.stdout.split()[0])
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    assert not alive, f"KaTeX's server (pid {pid}) outlived the process that started it"
