@@ -8,6 +8,16 @@ section scripts. Section scripts are the modules of this folder.
 PAGE = "normalisation-and-stability"
 PAGE_FILE = "docs/normalisation-and-stability.md"
 
+# The experiments' scripts, in page order (sections 1 to 6).
+EXPERIMENTS = (
+    "unit_mismatch",
+    "norm_worked_vector",
+    "batch_dependence",
+    "residual_placement",
+    "mixed_precision",
+    "loss_spike_replay",
+)
+
 # Numbered page section -> the section scripts whose quotes it may use.
 # Sections 7 (reading list), 8 (Python) and 9 (robustness) quote no computed numbers.
 SECTION_SCRIPTS = {
@@ -21,24 +31,10 @@ SECTION_SCRIPTS = {
     8: (),
     # How robust the results are: words about the robustness report, which
     # summarise every experiment's claims, so it names their scripts.
-    9: (
-        "unit_mismatch",
-        "norm_worked_vector",
-        "batch_dependence",
-        "residual_placement",
-        "mixed_precision",
-        "loss_spike_replay",
-    ),
+    9: EXPERIMENTS,
     # The recap quotes no numbers; it names the scripts it summarises, so its
     # direction and scope words need the same claims as the sections' own.
-    10: (
-        "unit_mismatch",
-        "norm_worked_vector",
-        "batch_dependence",
-        "residual_placement",
-        "mixed_precision",
-        "loss_spike_replay",
-    ),
+    10: EXPERIMENTS,
     # Check your understanding: the answers quote sections 1, 3 and 5.
     11: ("unit_mismatch", "batch_dependence", "mixed_precision"),
 }
