@@ -206,6 +206,17 @@ def processes_under(path: Path) -> list[str]:
     return found
 
 
+def outlived(copy: Path) -> list[str]:
+    """The processes of ``copy`` still alive 5 s after its run ended (killed,
+    so no test leaves them behind)."""
+    deadline = time.monotonic() + 5
+    while (left := processes_under(copy)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for line in left:
+        os.kill(int(line.split(":")[0]), signal.SIGKILL)
+    return left
+
+
 @pytest.mark.parametrize("how", ["interrupt", "kill"])
 def test_no_pool_worker_outlives_the_run(tmp_path, how):
     """A section's own pool workers stop with the run, whether it is
@@ -231,11 +242,7 @@ def test_no_pool_worker_outlives_the_run(tmp_path, how):
         left = [f"{line} (waiting in {_wchan(line)})" for line in processes_under(copy)]
         os.killpg(process.pid, signal.SIGKILL)
         pytest.fail(f"the run did not end within 60 s of the signal; alive: {left}", pytrace=False)
-    deadline = time.monotonic() + 5
-    while (left := processes_under(copy)) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    for line in left:
-        os.kill(int(line.split(":")[0]), signal.SIGKILL)
+    left = outlived(copy)
     assert not left, "processes outlived the run:\n" + "\n".join(left)
 
 
@@ -286,10 +293,6 @@ def test_a_signal_to_the_whole_run_leaves_nothing_behind(tmp_path, target, signu
         left = [f"{line} (waiting in {_wchan(line)})" for line in processes_under(copy)]
         os.killpg(make.pid, signal.SIGKILL)
         pytest.fail(f"make {target} did not end within 60 s of the signal; alive: {left}", pytrace=False)
-    deadline = time.monotonic() + 5  # what is still alive 5 s after make ended outlived it
-    while (left := processes_under(copy)) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    for line in left:
-        os.kill(int(line.split(":")[0]), signal.SIGKILL)
+    left = outlived(copy)
     assert not left, f"processes outlived make {target}:\n" + "\n".join(left)
     assert_whole(copy, before)

@@ -16,20 +16,12 @@ test's subprocess.run, a CI step) waited for good. So:
 
 from __future__ import annotations
 
-import ctypes
 import functools
-import signal
 import socket
 import subprocess
 import time
 
-
-def _end_with_parent() -> None:
-    """In the server's process, before it runs: SIGTERM when its parent dies."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux: the extension's own atexit stop remains
-        pass
+from pagekit.executor import die_with_parent  # PR_SET_PDEATHSIG on Linux; elsewhere nothing
 
 
 def start_server_process(cls, rundir, timeout):
@@ -65,6 +57,6 @@ def start_server_process(cls, rundir, timeout):
 def setup(app):
     import sphinxcontrib.katex as katex
 
-    katex.Popen = functools.partial(subprocess.Popen, stderr=subprocess.DEVNULL, preexec_fn=_end_with_parent)
+    katex.Popen = functools.partial(subprocess.Popen, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
     katex.KaTeXServer.start_server_process = classmethod(start_server_process)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
