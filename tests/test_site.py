@@ -1263,6 +1263,163 @@ def test_page_fits_a_phone(loaded, doc):
     assert not narrow["codeHidden"], f"{doc}: code lines hidden sideways: {narrow['codeHidden']}"
 
 
+# --- phones: what scrolls sideways inside its own box, and what wraps ------------------
+# (site review round 3, M3 to M5) Each page read at 360 and 390 px (phones,
+# mobile emulation) and at 1280 px, once each, after its fonts have loaded.
+PHONE_WIDTHS = (360, NARROW_WIDTH)
+
+READ_SCROLLERS = r"""
+const done = arguments[arguments.length - 1];
+const read = () => {
+const art = document.querySelector('article');
+const as = getComputedStyle(art);
+const ar = art.getBoundingClientRect();
+const left = ar.left + parseFloat(as.paddingLeft), right = ar.right - parseFloat(as.paddingRight);
+const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+const range = document.createRange();
+// The union of the rectangles of an element's text (what a reader sees of it).
+const inkOf = el => {
+  range.selectNodeContents(el);
+  const r = range.getBoundingClientRect();
+  return {left: r.left, right: r.right};
+};
+
+// Table captions: the caption's words, at the start and scrolled to the end,
+// inside the box the table scrolls in.
+const captions = Array.from(art.querySelectorAll('table')).filter(t => t.caption).map(t => {
+  const box = t.closest('.table-wrapper') || t.parentElement;
+  const parts = Array.from(t.caption.querySelectorAll('.caption-number, .caption-text'));
+  const seen = [];
+  for (const at of [0, box.scrollWidth]) {
+    box.scrollLeft = at;
+    const b = box.getBoundingClientRect();
+    const shown = {left: b.left + box.clientLeft, right: b.left + box.clientLeft + box.clientWidth};
+    const inks = (parts.length ? parts : [t.caption]).map(inkOf);
+    seen.push({scrolled: box.scrollLeft, left: Math.min(...inks.map(i => i.left)),
+               right: Math.max(...inks.map(i => i.right)), boxLeft: shown.left, boxRight: shown.right});
+  }
+  box.scrollLeft = 0;
+  return {caption: t.caption.textContent.trim().slice(0, 40), seen: seen,
+          tableWider: t.getBoundingClientRect().width > box.clientWidth + 1,
+          scrolls: scrolls(box) && box.scrollWidth > box.clientWidth + 1};
+});
+
+// A formula by its TeX (KaTeX keeps it in the MathML for screen readers).
+const texOf = m => (m.querySelector('annotation') || m).textContent.trim().slice(0, 50);
+
+// Displayed formulas: how wide the typeset formula is, and the box it scrolls in.
+const displays = Array.from(art.querySelectorAll('div.math')).map(m => {
+  const html = m.querySelector('.katex-html') || m;
+  const boxes = [m].concat(Array.from(m.querySelectorAll('*')))
+    .filter(e => scrolls(e) && e.scrollWidth > e.clientWidth + 1);
+  boxes.forEach(e => { e.scrollLeft = 0; });
+  const bases = Array.from(html.querySelectorAll(':scope > .base'));
+  const rects = (bases.length ? bases : [html]).map(b => b.getBoundingClientRect());
+  const width = Math.max(...rects.map(r => r.right)) - Math.min(...rects.map(r => r.left));
+  const box = boxes[0] || null;
+  const b = box ? box.getBoundingClientRect() : null;
+  return {formula: texOf(m), width: width, column: right - left,
+          box: box ? {cls: box.className, reach: box.scrollWidth, shown: box.clientWidth,
+                      left: b.left, right: b.left + box.clientLeft + box.clientWidth,
+                      cue: getComputedStyle(box).backgroundImage.includes('gradient')} : null};
+});
+
+// Inline formulas: every line box of each, inside the column.
+const inline = [];
+for (const m of art.querySelectorAll('span.math')) {
+  for (const r of m.getClientRects()) {
+    if (r.width > 0 && (r.right > right + 1 || r.left < left - 1)) {
+      inline.push({formula: texOf(m), left: r.left, right: r.right});
+      break;
+    }
+  }
+}
+const content = document.querySelector('.content') || document.documentElement;
+
+// Code: for each source line that wraps, where its first character and the
+// first character of each continuation line start.
+const code = [];
+let wrapped = 0;
+for (const pre of art.querySelectorAll('div.highlight pre')) {
+  const lines = [{text: '', rows: [], charWidth: 0}];
+  const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (n.parentElement.closest('button, .linenos')) continue;
+    for (let i = 0; i < n.data.length; i++) {
+      const ch = n.data[i];
+      let line = lines[lines.length - 1];
+      if (ch === '\n') { lines.push({text: '', rows: [], charWidth: 0}); continue; }
+      line.text += ch;
+      if (ch === ' ' || ch === '\t') continue;
+      range.setStart(n, i); range.setEnd(n, i + 1);
+      const r = range.getBoundingClientRect();
+      if (r.width === 0) continue;
+      if (!line.charWidth) line.charWidth = r.width;
+      const last = line.rows[line.rows.length - 1];
+      if (!last || r.top > last.top + r.height / 2) line.rows.push({top: r.top, left: r.left});
+    }
+  }
+  for (const line of lines) {
+    if (line.rows.length < 2) continue;
+    wrapped += 1;
+    const start = line.rows[0].left;
+    const under = line.rows.slice(1).filter(row => row.left < start + 1.5 * line.charWidth);
+    if (under.length) code.push({line: line.text.slice(0, 48), start: Math.round(start - left),
+                                 continuation: Math.round(under[0].left - left)});
+  }
+}
+return {viewport: window.innerWidth, captions: captions, displays: displays, inline: inline,
+        contentWidth: content.scrollWidth, contentShown: content.clientWidth,
+        pageWidth: document.documentElement.scrollWidth, pageShown: document.documentElement.clientWidth,
+        code: code, wrappedCodeLines: wrapped};
+};
+const start = () => document.fonts.ready.then(() => requestAnimationFrame(() => done(read())));
+if (document.readyState === 'complete') start(); else window.addEventListener('load', start, {once: true});
+"""
+
+
+@pytest.fixture(scope="module")
+def scrollers(browser, server):
+    """READ_SCROLLERS of a page at a width, each page and width loaded once."""
+    cache: dict[tuple[str, int], dict] = {}
+
+    def read(page: str, width: int) -> dict:
+        if (page, width) not in cache:
+            _set_viewport(browser, width, mobile=width < DESKTOP_WIDTH)
+            try:
+                browser.get(f"{server}/{page}.html")
+                cache[page, width] = browser.execute_async_script(READ_SCROLLERS)
+            finally:
+                _set_viewport(browser, DESKTOP_WIDTH)
+            assert cache[page, width]["viewport"] == width, f"the viewport is {cache[page, width]['viewport']} px"
+        return cache[page, width]
+
+    return read
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_table_captions_show_whole_on_a_phone(scrollers, page):
+    """At 360 and 390 px a table wider than the column scrolls in its box, and
+    its caption wraps within the box and stays there, whole, however far the
+    table is scrolled (the review's M3: the caption was as wide as the table
+    and scrolled with it, cut mid-word)."""
+    problems = []
+    for width in PHONE_WIDTHS:
+        for table in scrollers(page, width)["captions"]:
+            if table["tableWider"] and not table["scrolls"]:
+                problems.append(
+                    f"{width} px: {table['caption']!r}: the table is wider than its box, which does not scroll"
+                )
+            for seen in table["seen"]:
+                if seen["left"] < seen["boxLeft"] - 1 or seen["right"] > seen["boxRight"] + 1:
+                    problems.append(
+                        f"{width} px: {table['caption']!r} (scrolled {seen['scrolled']:.0f} px): the caption runs "
+                        f"from {seen['left']:.0f} to {seen['right']:.0f} px, its box shows "
+                        f"{seen['boxLeft']:.0f} to {seen['boxRight']:.0f} px"
+                    )
+    assert not problems, f"{page}: table captions cut on a phone:\n" + "\n".join(problems)
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_page_folded_answers_and_tabs_work(loaded, page):
     view = loaded(page)
