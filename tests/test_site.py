@@ -1421,6 +1421,46 @@ def test_page_table_captions_show_whole_on_a_phone(scrollers, page):
 
 
 @pytest.mark.parametrize("page", PAGES)
+def test_page_wide_formulas_scroll_in_a_box_that_shows_it_on_a_phone(scrollers, page):
+    """At 360 and 390 px a displayed formula wider than the column scrolls
+    inside its own box, within the column, and the box shows that there is
+    more (scroll shadows: touch screens hide scrollbars). The review's M4: the
+    formulas were cut at the screen's edge with no sign of the rest."""
+    problems = []
+    for width in PHONE_WIDTHS:
+        for maths in scrollers(page, width)["displays"]:
+            if maths["width"] <= maths["column"] + 1:
+                continue
+            box, name = maths["box"], f"{width} px: {maths['formula']!r} ({maths['width']:.0f} px wide)"
+            if box is None or box["reach"] < maths["width"] - 1:
+                problems.append(f"{name}: cut, no box scrolls to its end ({box})")
+            elif not box["cue"]:
+                problems.append(f"{name}: scrolls in {box['cls']!r} with no scroll shadow")
+            elif box["right"] > box["left"] + maths["column"] + 1:
+                problems.append(f"{name}: its box reaches past the column ({box})")
+    assert not problems, f"{page}: wide formulas on a phone:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_inline_formulas_stay_in_the_column_on_a_phone(scrollers, page):
+    """At 360 and 390 px every line of every inline formula lies in the
+    column, and the page's content does not pan sideways (the review's M4: at
+    360 px one inline formula widened the content by 7 px)."""
+    problems = []
+    for width in PHONE_WIDTHS:
+        state = scrollers(page, width)
+        problems += [
+            f"{width} px: {m['formula']!r} spans {m['left']:.0f} to {m['right']:.0f} px" for m in state["inline"]
+        ]
+        if state["contentWidth"] > state["contentShown"] or state["pageWidth"] > state["pageShown"]:
+            problems.append(
+                f"{width} px: the content is {state['contentWidth']} px wide in {state['contentShown']} px, "
+                f"the page {state['pageWidth']} px in {state['pageShown']} px"
+            )
+    assert not problems, f"{page}: inline formulas wider than the phone's column:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("page", PAGES)
 def test_page_folded_answers_and_tabs_work(loaded, page):
     view = loaded(page)
     assert not view.interactions, f"{page}:\n" + "\n".join(view.interactions)
