@@ -33,6 +33,11 @@ file in docs/ but the index), never named here. For every page:
 - at 390 px (a phone, mobile emulation) the page does not scroll sideways,
   every figure fits its column whole, and a table wider than its column
   scrolls inside a box that shows it does (scroll shadows);
+- at 360 and 390 px a wide table's caption stays whole in its box while the
+  table scrolls, a displayed formula wider than the column scrolls in a box
+  with scroll shadows, no inline formula reaches past the column, and (at
+  1280 px too) a wrapped code line's continuations hang right of where the
+  line starts, never reading as a dedent;
 - in print (emulated print media) every folded answer and every tab shows,
   with no navigation; `make pdf`'s printer (docs/site_pdf.py) writes a PDF of
   every page, which the page links;
@@ -1458,6 +1463,24 @@ def test_page_inline_formulas_stay_in_the_column_on_a_phone(scrollers, page):
                 f"the page {state['pageWidth']} px in {state['pageShown']} px"
             )
     assert not problems, f"{page}: inline formulas wider than the phone's column:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_wrapped_code_lines_keep_a_hanging_indent(scrollers, page):
+    """A code line too long for the column wraps (nothing hides sideways), and
+    each continuation starts at least 1.5 characters right of where its line
+    starts, so it never reads as a dedent (the review's M5: continuations
+    started at column 0). At 360, 390 and 1280 px."""
+    problems = []
+    for width in PHONE_WIDTHS + (DESKTOP_WIDTH,):
+        state = scrollers(page, width)
+        problems += [
+            f"{width} px: {c['line']!r} starts at {c['start']} px, a continuation at {c['continuation']} px"
+            for c in state["code"]
+        ]
+    assert not problems, f"{page}: wrapped code lines that read as a dedent ({len(problems)}):\n" + "\n".join(
+        problems[:12]
+    )
 
 
 @pytest.mark.parametrize("page", PAGES)

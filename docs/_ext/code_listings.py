@@ -1,13 +1,18 @@
 """Code listings: a {literalinclude} is captioned with the file it comes
 from, linked to the site's copy of the whole script (under _code/), with the
-object and the lines it shows."""
+object and the lines it shows; and every line of highlighted code is a box
+of its own, so that a line too long for the column wraps with a hanging
+indent (site.css) instead of restarting at column 0, which in Python reads
+as a dedent."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
 from docutils import nodes
+from pygments.formatters import HtmlFormatter
 from sphinx.directives.code import LiteralInclude
 
 from site_ext.pages import REPO, inside_repo
@@ -80,8 +85,51 @@ def _copy_code_files(app, exc) -> None:
             shutil.copyfile(source, target)
 
 
+_TAG_OR_TEXT = re.compile(r"(<[^>]*>)|([^<]+)")
+_LEADING_BLANKS = re.compile(r"^[ \t]+")
+
+
+def _hanging_line(html: str) -> str:
+    """One line of Pygments' HTML as ``<span class="code-line" style="--lead:
+    N">``, N its leading blanks in characters, with those blanks in a
+    ``<span class="code-lead">`` (which never breaks, so a line never wraps
+    right after its indentation). The text, the newline included, is
+    unchanged: the copy button and a reader's selection copy the same code."""
+    pieces, lead, leading = [], 0, True
+    for tag, text in _TAG_OR_TEXT.findall(html):
+        if tag or not leading:
+            pieces.append(tag or text)
+            continue
+        blanks = _LEADING_BLANKS.match(text)
+        if blanks:
+            lead += len(blanks.group().expandtabs(8))
+            pieces.append(f'<span class="code-lead">{blanks.group()}</span>')
+            text = text[blanks.end() :]
+        if text and text != "\n":
+            leading = False
+        pieces.append(text)
+    return f'<span class="code-line" style="--lead: {lead}">{"".join(pieces)}</span>'
+
+
+class HangingIndentFormatter(HtmlFormatter):
+    """Pygments' HTML, each line of code wrapped by ``_hanging_line`` (not
+    with line numbers, which no page uses)."""
+
+    def wrap(self, source):
+        if self.linenos:
+            return super().wrap(source)
+        return super().wrap((kind, _hanging_line(line) if kind == 1 else line) for kind, line in source)
+
+
+def _use_hanging_indent(app) -> None:
+    highlighter = getattr(app.builder, "highlighter", None)
+    if highlighter is not None and getattr(highlighter, "dest", None) == "html":
+        highlighter.formatter = HangingIndentFormatter
+
+
 def setup(app):
     app.add_directive("literalinclude", CaptionedLiteralInclude, override=True)
+    app.connect("builder-inited", _use_hanging_indent)
     app.connect("env-merge-info", _merge_code_files)
     app.connect("build-finished", _copy_code_files)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
