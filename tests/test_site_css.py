@@ -68,3 +68,37 @@ def test_phones_hide_the_back_to_top_pill():
                 if inner.type == "qualified-rule" and ".back-to-top" in tinycss2.serialize(inner.prelude):
                     hidden.append(tinycss2.serialize(inner.content))
     assert any("display" in body and "none" in body for body in hidden), hidden
+
+
+def _shadow_colours(rules, within: str = "") -> dict[str, str]:
+    """Every declaration of --site-scroll-shadow: its selector (inside its
+    media query) and its value."""
+    found = {}
+    for rule in rules:
+        if rule.type == "at-rule" and rule.lower_at_keyword == "media" and rule.content is not None:
+            inner = tinycss2.parse_rule_list(rule.content, skip_comments=True, skip_whitespace=True)
+            found |= _shadow_colours(inner, f"@media {tinycss2.serialize(rule.prelude).strip()} ")
+        elif rule.type == "qualified-rule":
+            for d in tinycss2.parse_declaration_list(rule.content, skip_comments=True, skip_whitespace=True):
+                if d.type == "declaration" and d.name == "--site-scroll-shadow":
+                    found[within + tinycss2.serialize(rule.prelude).strip()] = tinycss2.serialize(d.value).strip()
+    return found
+
+
+def test_scroll_shadows_show_on_the_light_and_the_dark_theme():
+    """The shadow that says a wide table or formula scrolls is dark on the
+    light theme and light on the dark one (a dark shadow on a dark page does
+    not show), whether the reader chose dark or the system did."""
+    colours = _shadow_colours(stylesheet())
+    assert "site-scroll-shadow" in SITE_CSS.read_text(encoding="utf-8").split("radial-gradient", 1)[1], (
+        "the scroll shadows do not use --site-scroll-shadow"
+    )
+
+    def lightness(value: str) -> float:
+        red, green, blue = (float(x) for x in value.split("(")[1].split(",")[:3])
+        return (red + green + blue) / 3
+
+    light = [v for k, v in colours.items() if k == ":root"]
+    dark = [v for k, v in colours.items() if "dark" in k]
+    assert light and lightness(light[0]) < 128, f"the light theme's scroll shadow: {colours}"
+    assert len(dark) == 2 and all(lightness(v) > 128 for v in dark), f"the dark theme's scroll shadows: {colours}"
