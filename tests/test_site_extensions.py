@@ -161,6 +161,35 @@ def test_the_index_and_the_robustness_page_are_generated(tmp_path, with_report):
         assert "No robustness report has been generated for this page yet" in robustness
 
 
+def heading_levels(page_html: str) -> list[int]:
+    """The levels of the headings in a page's body (Sphinx's default theme's
+    role="main"; its sidebar's headings come after it), in order."""
+    body = page_html[page_html.find('role="main"') :]
+    body = body[: body.find('class="sphinxsidebar"')]
+    return [int(level) for level in re.findall(r"<h([1-6])\b", body)]
+
+
+def test_the_robustness_page_skips_no_heading_level(tmp_path):
+    """A report's sections sit one level under the page's section for it (the
+    report's own title gives way to that section): h1, h2, h3, h4, never h2
+    straight to h4 (site review round 3, L9)."""
+    pages = {
+        "index.md": "# Site\n\n```{page-index}\n```\n",
+        "robustness/index.md": "# Robustness\n\n```{robustness-reports}\n```\n",
+        "tiny.md": "# A tiny page\n\nIt says one thing.\n",
+    }
+    report = tmp_path / "repo" / "figures" / "tiny" / "robustness-report.md"
+    report.parent.mkdir(parents=True)
+    report.write_text(
+        "# Report\n\n## section\n\n| claim | seed 0 |\n| --- | --- |\n| x | held |\n\n### detail\n\nMore.\n"
+    )
+    status, stderr, out = build(tmp_path, ["generated_pages"], pages)
+    assert status == 0, stderr
+    levels = heading_levels(html(out, "robustness/index"))
+    skips = [(a, b) for a, b in zip(levels, levels[1:], strict=False) if b > a + 1]
+    assert levels[:4] == [1, 2, 3, 4] and not skips, f"heading levels {levels}: skips {skips}"
+
+
 KATEX_ORPHAN = """
 import importlib.util, os, sys
 from pathlib import Path

@@ -225,10 +225,14 @@ def _robustness_markdown() -> str:
 
 def _report_html_with_headings(path: Path) -> str:
     """The whole report as HTML, its headings as HTML headings (inside a
-    folded block they cannot be the site's sections)."""
+    folded block they cannot be the site's sections). The report's own title
+    (its `#`) is dropped: the page's section for it (an h2) stands in its
+    place, so the report's `##` sections are h3s, one level down, and no
+    level is skipped (a screen reader's list of headings read h2 straight to
+    h4: site review round 3, L9)."""
     text = path.read_text(encoding="utf-8")
     text = re.sub(r"\A\s*# [^\n]*\n", "", text)
-    text = _HEADING_LINE.sub(lambda m: "#" * min(len(m.group(1)) + 2, 6) + " " + m.group(2), text)
+    text = _HEADING_LINE.sub(lambda m: "#" * min(len(m.group(1)) + 1, 6) + " " + m.group(2), text)
     return _report_html(text)
 
 
