@@ -51,6 +51,7 @@ from mdit_py_plugins.myst_blocks import myst_block_plugin
 from pagekit import numeric_env
 from pagekit import inputs as section_inputs
 from pagekit import page_rules, wording
+from pagekit.golden import allowlist_row
 from pagekit.registry import PageNameError, package_for_page, page_config, page_packages, rel_path
 
 from pagekit.paths import REPO_ROOT
@@ -308,7 +309,14 @@ def parse_backing(comment: str, section: int, line: int, path: Path) -> Backing 
             f'{rel(path)}:{line}: a backs line reads `% backs <script>:<claim key> "phrase" "phrase" ...`, '
             f"got {comment.strip()!r}"
         )
-    return Backing(section, line, match.group("script"), match.group("key"), tuple(json.loads(p) for p in phrases))
+    try:
+        decoded = tuple(json.loads(p) for p in phrases)
+    except json.JSONDecodeError as problem:
+        raise PageError(
+            f"{rel(path)}:{line}: a backs line's phrase is not a valid quoted string ({problem.msg}; "
+            "write a backslash as \\\\)"
+        ) from None
+    return Backing(section, line, match.group("script"), match.group("key"), decoded)
 
 
 @dataclass
@@ -767,6 +775,11 @@ def check_page(
     report.findings += [Finding(line, message) for line, message in words]
     if only_section is None:
         report.findings += check_binding(golden_dir / "page.json", binding, page)
+        report.findings += check_pinned_allowlist(
+            golden_dir / "page.json",
+            wording.pinned_allowlist(allowlist_path or wording.ALLOWLIST, config.PAGE, PageError),
+            (allowlist_path or wording.ALLOWLIST).name,
+        )
 
     # Quotes nothing uses: not in the prose of a section allowed to use them
     # and not drawn in the script's figures (a code block does not count).
@@ -971,6 +984,30 @@ def check_binding(pinned_path: Path, binding: list, page: ParsedPage) -> list[Fi
     return findings
 
 
+def check_pinned_allowlist(pinned_path: Path, entries: list[dict], name: str) -> list[Finding]:
+    """Each allowlist entry of the page must be one the golden record
+    (page.json, written by `make golden`) lists: a new or changed entry is a
+    reviewed change, not a quiet one."""
+    if not pinned_path.exists():
+        return []  # check_binding names the missing record
+    pinned = load_json(pinned_path, "the pinned prose numbers", "run `make golden`")
+    listed = pinned.get("allowlist", []) if isinstance(pinned, dict) else []
+    hint = "if the entry is intended, `make golden` pins it (and shows it in its diff)"
+    findings = [
+        Finding(None, f"{name}: the entry {allowlist_row(e)} is not in the golden record {rel(pinned_path)}; {hint}")
+        for e in entries
+        if e not in listed
+    ]
+    findings += [
+        Finding(
+            None, f"{rel(pinned_path)} lists the allowlist entry {allowlist_row(e)}, which {name} no longer has; {hint}"
+        )
+        for e in listed
+        if e not in entries
+    ]
+    return findings
+
+
 def pinned_binding(config, **paths) -> dict:
     """The page's numbers in order with the quotes each is, for `make golden`."""
     page_path = Path(paths.get("page_path") or REPO_ROOT / config.PAGE_FILE)
@@ -1000,7 +1037,8 @@ def pinned_binding(config, **paths) -> dict:
             | {f"{s}.{n}" for s, n, t in shared if t == token}
         )
         out.append({"section": number.section, "token": number.token, "quotes": quotes})
-    return {"page": config.PAGE, "numbers": out}
+    allowlist = wording.pinned_allowlist(Path(paths.get("allowlist_path") or wording.ALLOWLIST), config.PAGE, PageError)
+    return {"page": config.PAGE, "numbers": out, "allowlist": allowlist}
 
 
 def is_number(text: str) -> bool:
@@ -1144,8 +1182,18 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{name}: {w.sentences} sentence(s) with direction, scope or one-run words; {w.backed} backed "
                 f"({w.by_claim} by a claim, {w.verified} verified from the quotes, {w.allowlisted} allowlisted), "
-                f"{w.pending} unbacked in pending sections; {w.allowlist_entries} allowlist entries"
+                f"{w.pending} unbacked in pending sections; {w.allowlist_entries} allowlist entries "
+                f"({w.unit_entries} of them units)"
             )
+            labels = {"direction": "direction words", "general": "scope words", "one_run": "one-run words"}
+            labels["unit"] = "unit words after a quote"
+            for kind, label in labels.items():
+                by = w.words.get(kind, {})
+                print(
+                    f"{name}: {label}: {sum(by.values())} bound ("
+                    + ", ".join(f"{n} by {how}" for how, n in sorted(by.items(), key=lambda kv: -kv[1]))
+                    + ")"
+                )
         if report.ok:
             print(f"{name}: all {report.numbers_checked} numbers match their scripts")
         else:

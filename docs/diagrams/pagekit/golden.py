@@ -15,8 +15,10 @@ Per section, tests/golden/<page>/<section>.json holds
   the tests run.
 The top level is the page's own full run, from the committed numbers file,
 for heavy sections too; tests/test_committed_records.py compares the two.
-Per page, tests/golden/<page>/page.json pins which quote each prose number is,
-in order (see check_page.check_binding).
+Per page, figures/<page>/golden/page.json pins which quote each prose number is,
+in order (see check_page.check_binding), and lists every entry of the wording
+allowlist for the page (check_page.check_pinned_allowlist), so a new entry is
+a reviewed change that `make golden` shows.
 """
 
 from __future__ import annotations
@@ -153,4 +155,14 @@ def binding_differences(old: dict, new: dict) -> list[str]:
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=was, b=now, autojunk=False).get_opcodes():
         if tag != "equal":
             out += [f"prose number was: {r}" for r in was[i1:i2]] + [f"prose number now: {r}" for r in now[j1:j2]]
+    # Every allowlist entry of the page is pinned with it, so a new one shows here.
+    old_entries, new_entries = old.get("allowlist", []), new.get("allowlist", [])
+    out += [f"allowlist entry added: {allowlist_row(e)}" for e in new_entries if e not in old_entries]
+    out += [f"allowlist entry removed: {allowlist_row(e)}" for e in old_entries if e not in new_entries]
     return out
+
+
+def allowlist_row(entry: dict) -> str:
+    """One allowlist entry of page.json, as `make golden` shows it."""
+    what = f"phrase {entry['phrase']!r}" if "phrase" in entry else f"unit {entry['unit']!r} of {entry['quote']}"
+    return f"{what} ({entry['reason']})"

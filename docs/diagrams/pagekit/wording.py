@@ -3,10 +3,12 @@
 A controlled vocabulary, declared once below, of the words that turn a number
 into a conclusion:
 
-- direction and comparison words next to a quoted number (larger, lower,
-  above, faster, more, times, better, beats, ...);
-- scope words that make a result general (every seed, always, never, in
-  general, ...);
+- direction and comparison words next to a quoted number, built from their
+  lemmas' inflections (DEGREE and VERBS: higher, highest, rose, fell,
+  grown, raises, helps, best, exceeds, ...; above, times, ...);
+- scope words that make a result general (every seed, each seed, across
+  seeds, all three seeds, consistently, reliably, regardless of the seed,
+  always, never, in general, ...);
 - one-run words that make it one run's result (this run, the page's run, ...).
 
 The check reads every sentence of the prose, the captions and the alt text of
@@ -25,16 +27,30 @@ evidence, in this order:
    signed word (larger, below, fewer, ...) compares two quoted numbers the
    way their values do ("2.150, lower than 3.330"), or stands right before a
    quote whose recorded value lies that side of its printed text ("below
-   1 × 10⁻⁶" for a loss printed as the power of ten above it);
+   1 × 10⁻⁶" for a loss printed as the power of ten above it); or a verb of
+   change goes the way its two quoted ends do ("falls from 10,343,849 to
+   1.12"); or a superlative or a verb of change stands by a number whose
+   quote's name says that statistic (largest_qk, grad_max,
+   clipped_divisor_rise, warmup_gain_post) or that is the extreme of its
+   own vector quote;
 3. or the sentence holds an entry of the allowlist (wording_allowlist.toml,
-   one phrase per entry, each with its reason) that covers the word.
+   one phrase per entry, each with its reason) that covers the word, unless
+   the quotes contradict the word (an entry cannot silence a reversed
+   direction). Every entry is listed in the page's golden record
+   (page.json), so a new one fails the check until `make golden` pins it.
 
 A section the allowlist lists as pending (not yet brought into line) has its
 unbacked sentences counted, not failed. Sections without scripts (a reading
 list, a section on papers only) are outside the rule: no run backs them.
 
+Words inside the text of a link to one of the page's sections ("[across
+three seeds](#10-across-three-seeds)") are that section's name and do not
+count.
+
 Besides, a quote knows what it is (``section.quote(..., unit=, run=)``): the
-unit word written after a number must be its quote's unit, and a sentence
+unit word written after a number must be its quote's unit (a quote without
+unit= accepts one only when its name says it, as warmup_steps does, or a
+[[unit]] entry of the allowlist gives it until the script declares it), and a sentence
 that names runs of the quote's script must name the quote's own run. A
 figure declares its caption's key phrases (``save_figure(...,
 caption_phrases=)``), each backed by a claim, and the caption or alt text of
@@ -48,6 +64,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from itertools import pairwise
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,54 +74,176 @@ ALLOWLIST = PACKAGE_DIR / "wording_allowlist.toml"
 
 # --- the vocabulary ---------------------------------------------------------
 
-# Direction words with a sign: +1 says the number before it is the larger,
-# -1 the smaller ("A is lower than B": A < B).
-SIGNED_DIRECTION = {
-    **dict.fromkeys(
-        (
-            "larger",
-            "bigger",
-            "higher",
-            "greater",
-            "above",
-            "more",
-            "faster",
-            "exceeds",
-            "exceeded",
-            "exceed",
-            "longer",
-            "wider",
-        ),
-        +1,
-    ),
-    **dict.fromkeys(("smaller", "lower", "below", "fewer", "less", "slower", "shorter", "narrower"), -1),
+# Direction words, built from their lemmas' inflections (no lemmatiser is
+# installed, so an explicit table: the regular forms by rule, the irregular
+# ones spelled out). A sign of +1 says the number the word stands by is the
+# larger, or went up ("A is higher than B": A > B; "rose from A to B": A < B);
+# -1 the smaller, or went down; 0 a direction the quotes cannot verify
+# ("better" may mean a higher accuracy or a lower loss): a claim or the
+# allowlist backs it.
+#
+# Adjectives and adverbs of degree: lemma -> (sign, irregular comparative and
+# superlative, or None for the regular -er/-est).
+DEGREE = {
+    "high": (+1, None),
+    "large": (+1, None),
+    "big": (+1, None),
+    "great": (+1, None),
+    "long": (+1, None),
+    "wide": (+1, None),
+    "fast": (+1, None),
+    "low": (-1, None),
+    "small": (-1, None),
+    "few": (-1, None),
+    "short": (-1, None),
+    "narrow": (-1, None),
+    "slow": (-1, None),
+    "many": (+1, ("more", None)),  # "most" is a quantifier ("at most 3"), not an order
+    "little": (-1, ("less", None)),  # and "least" ("at least 3")
+    "good": (0, ("better", "best")),
+    "bad": (0, ("worse", "worst")),
 }
-# Comparison words without a sign the quotes could verify (better may mean a
-# higher accuracy or a lower loss): a claim or the allowlist backs them.
-UNSIGNED_DIRECTION = (
-    "better",
-    "worse",
-    "beats",
-    "beat",
-    "outperforms",
-    "outperformed",
-    "ahead",
-    "times",
-    "twice",
-    "half as",
-)
+# Verbs: lemma -> (sign, role, irregular past and past participle, or None).
+# A comparing verb sets two numbers side by side ("A exceeds B"); a verb of
+# change moves one ("rose from A to B"); an appraising verb judges ("helps").
+VERBS = {
+    "exceed": (+1, "compare", None),
+    "beat": (0, "compare", ("beat", "beaten")),
+    "outperform": (0, "compare", None),
+    "raise": (+1, "change", None),
+    "rise": (+1, "change", ("rose", "risen")),
+    "grow": (+1, "change", ("grew", "grown")),
+    "increase": (+1, "change", None),
+    "lower": (-1, "change", None),
+    "fall": (-1, "change", ("fell", "fallen")),
+    "shrink": (-1, "change", ("shrank", "shrunk")),
+    "decrease": (-1, "change", None),
+    "help": (0, "appraise", None),
+    "hurt": (0, "appraise", ("hurt", "hurt")),
+    "improve": (0, "appraise", None),
+    "worsen": (0, "appraise", None),
+}
+# Comparison words that are no inflection of a lemma above.
+OTHER_DIRECTION = {"above": +1, "below": -1, "ahead": 0, "times": 0, "twice": 0, "half as": 0}
+VOWELS = "aeiou"
+
+
+def _doubles(stem: str) -> bool:
+    """big -> bigger, but high -> higher and exceed -> exceeded: a final
+    consonant after one short vowel of a one-syllable stem doubles."""
+    return (
+        len(stem) >= 3
+        and stem[-1] not in VOWELS + "wxy"
+        and stem[-2] in VOWELS
+        and stem[-3] not in VOWELS
+        and sum(c in VOWELS for c in stem) == 1
+    )
+
+
+def _suffixed(stem: str, suffix: str) -> str:
+    if stem.endswith("e") and suffix[0] in "ei":
+        return stem[:-1] + suffix
+    if stem.endswith("y") and stem[-2] not in VOWELS and suffix[0] == "e":
+        return stem[:-1] + "i" + suffix
+    return stem + stem[-1] + suffix if _doubles(stem) else stem + suffix
+
+
+def degree_forms(lemma: str, irregular) -> dict[str, str]:
+    """form -> "comparative" or "superlative"."""
+    comparative, superlative = irregular or (_suffixed(lemma, "er"), _suffixed(lemma, "est"))
+    return {f: role for f, role in ((comparative, "comparative"), (superlative, "superlative")) if f}
+
+
+def verb_forms(lemma: str, irregular) -> list[str]:
+    """The base form, third person, past, past participle and -ing form."""
+    past, participle = irregular or (_suffixed(lemma, "ed"),) * 2
+    third = lemma + ("es" if lemma.endswith(("s", "sh", "ch", "x")) else "s")
+    return list(dict.fromkeys((lemma, third, past, participle, _suffixed(lemma, "ing"))))
+
+
+@dataclass(frozen=True)
+class Form:
+    """One spelling of the vocabulary: its lemma, sign and role
+    (comparative, superlative, compare, change, appraise or other)."""
+
+    lemma: str
+    sign: int
+    role: str
+
+
+def direction_vocabulary() -> dict[str, Form]:
+    words = {}
+    for lemma, (sign, irregular) in DEGREE.items():
+        for form, role in degree_forms(lemma, irregular).items():
+            words[form] = Form(lemma, sign, role)
+    for lemma, (sign, role, irregular) in VERBS.items():
+        for form in verb_forms(lemma, irregular):
+            words.setdefault(form, Form(lemma, sign, role))  # "lower" stays the comparative of low
+    for word, sign in OTHER_DIRECTION.items():
+        words[word] = Form(word, sign, "other")
+    return words
+
+
+VOCABULARY = direction_vocabulary()
+SIGNED_DIRECTION = {
+    w: f.sign for w, f in VOCABULARY.items() if f.sign and f.role in ("comparative", "compare", "other")
+}
 DIRECTION = re.compile(
-    r"\b(?:"
-    + "|".join(sorted((re.escape(w) for w in (*SIGNED_DIRECTION, *UNSIGNED_DIRECTION)), key=len, reverse=True))
-    + r"|\w+fold)\b",
+    r"\b(?:" + "|".join(sorted((re.escape(w) for w in VOCABULARY), key=len, reverse=True)) + r"|\w+fold)\b",
     re.I,
 )
+# What a quote's name says it is: a superlative or a verb of change next to a
+# number is verified when the number's quote names that statistic
+# (largest_difference, grad_max, clipped_divisor_rise) and contradicted when
+# it names the opposite one (peak_loss beside "smallest").
+MAXIMUM = {"max", "maximum", "largest", "highest", "biggest", "greatest", "peak", "longest", "widest"}
+MINIMUM = {"min", "minimum", "smallest", "lowest", "fewest", "shortest", "narrowest"}
+RISE = {"rise", "raise", "increase", "growth", "grow", "up", "peak"}  # a loss rises to its peak
+FALL = {"fall", "drop", "decrease", "reduction", "shrink", "down", "decline"}
+# Lemmas whose superlative is an order of the quoted values themselves (the
+# largest of a vector); "best", "worst", "fastest" and "slowest" say which
+# end is good or quick, which the values cannot tell.
+SIZE_LEMMAS = {lemma for lemma in DEGREE if lemma not in ("fast", "slow", "good", "bad", "many", "little")}
+
+
+def name_groups(form: Form) -> tuple[set[str], set[str]]:
+    """The name words that say a quote is what the word says, and those
+    that say the opposite."""
+    if form.role == "superlative" and form.lemma in SIZE_LEMMAS:
+        return (MAXIMUM, MINIMUM) if form.sign > 0 else (MINIMUM, MAXIMUM)
+    if form.role == "superlative":
+        same = degree_forms(form.lemma, DEGREE[form.lemma][1])
+        opposite = {"good": "bad", "bad": "good", "fast": "slow", "slow": "fast"}[form.lemma]
+        return {f for f, r in same.items() if r == "superlative"}, {
+            f for f, r in degree_forms(opposite, DEGREE[opposite][1]).items() if r == "superlative"
+        }
+    if form.role == "change" and form.sign:
+        rising = RISE | {f for lemma, v in VERBS.items() if v[:2] == (+1, "change") for f in verb_forms(lemma, v[2])}
+        falling = FALL | {f for lemma, v in VERBS.items() if v[:2] == (-1, "change") for f in verb_forms(lemma, v[2])}
+        return (rising, falling) if form.sign > 0 else (falling, rising)
+    if form.role == "appraise":  # warmup_gain_post: "warmup helps post-norm, by 0.61"
+        good, bad = {"gain", "benefit", "improvement"}, {"cost", "harm", "penalty"}
+        return (good, bad) if form.lemma in ("help", "improve") else (bad, good)
+    return set(), set()
+
+
 # Scope words: the result is general. "not at every seed" is a one-run phrase.
 # ("with every seed shifted by one" describes the robustness report's method,
 # not a result's scope.)
+# "every run" and "all runs" are results' scope; "each run" and "both runs"
+# usually walk through the runs shown ("each run's score"), so only seeds,
+# seed offsets, variants and kernels count after "each", "both" and "across".
+REPEATS = r"(?:seeds?(?! shifted)|seed offsets?|(?:numeric )?variants?|(?:numeric )?kernels?)"
+SCOPE_NOUNS = rf"(?:{REPEATS}|runs?)"
+COUNT_WORDS = r"(?:two|three|four|five|six|ten|\d+)"
 GENERAL = re.compile(
-    r"\b(?:(?:at|for|under|in|with) )?(?:every|all(?: the)?|any) (?:seeds?(?! shifted)|runs?|"
-    r"(?:numeric )?variants?|(?:numeric )?kernels?|seed offsets?)\b|\balways\b|\bnever\b|\bin general\b|"
+    rf"\b(?:(?:at|for|under|in|with|on) )?(?:every|any|all(?: of)?(?: the| these| those)?(?: {COUNT_WORDS})?) "
+    rf"{SCOPE_NOUNS}\b|"
+    rf"\b(?:(?:at|for|under|in|with|on) )?(?:each|both) {REPEATS}\b|"
+    rf"\bacross (?:the |all (?:the )?|every |both )?(?:{COUNT_WORDS} )?{REPEATS}\b|"
+    r"\bregardless of (?:the )?(?:seeds?|runs?|variants?|kernels?)\b|\bwhatever the (?:seed|run|variant|kernel)\b|"
+    r"\b(?:consistently|reliably|robustly)\b|"
+    r"\balways\b|\bnever\b|\bin general\b|"
     r"\bgenerally\b|\bevery time\b|\bwithout exception\b|\binvariabl[ey]\b",
     re.I,
 )
@@ -119,6 +258,7 @@ ONE_RUN = re.compile(
     r"\bone run's\b|\bnot (?:at |for |under |in )?(?:every|each|all) seeds?\b",
     re.I,
 )
+FAR = 10**6  # words_between across a clause break: never near
 NEAR_WORDS = 3  # a direction word is "next to" a number with at most this many words between them
 CLAUSE_BREAK = re.compile(r"[;:()\u2014]|, (?:and|but|while|where|which) ")  # "next to" stays inside a clause
 
@@ -143,10 +283,15 @@ UNIT_WORDS = (
     "MB",
     "GB",
     "percentage points",
+    "minutes",
+    "min",
+    "hours",
+    "s",
+    "%",
 )
 
 # A ratio's unit as the prose writes it: "times bigger", "times as many", "times the usual size".
-RATIO_UNIT = re.compile(r"(?:times|×)(?: (?:as|the|its|more|less))? [\w-]+")
+RATIO_UNIT = re.compile(r"(?:times|×)(?: (?:as|the|its|more|less))? (?!\d)[\w-]+")
 
 # What may stand between a direction word and the number it compares with.
 COMPARAND_GAP = re.compile(r"\s*(?:than\s+(?:[\w'’-]+\s+){0,3})?", re.I)
@@ -167,15 +312,43 @@ MATH = re.compile(r"\$\$?[^$]+\$\$?")
 EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?!\s)|(?<=\S)\*(?![\w*])")
 
 
-def clean(text: str) -> str:
+# The text of a link to a heading of the page ("[across three seeds](#10-...)")
+# is that section's name, not a statement: its words are marked while the
+# text is cleaned, and no vocabulary word inside one counts.
+NAME_OPEN, NAME_CLOSE = "\ue000", "\ue001"
+
+
+def _link_text(m: re.Match) -> str:
+    if m.group(1) is None:
+        return m.group(2)
+    return NAME_OPEN + m.group(1) + NAME_CLOSE if m.group().split("](", 1)[1].startswith("#") else m.group(1)
+
+
+def clean_with_names(text: str) -> tuple[str, list[tuple[int, int]]]:
     """Markdown source as the reader reads it, one space between words:
-    links as their text, code as its text, maths as one word."""
+    links as their text, code as its text, maths as one word; and the spans
+    of the text of links to the page's own sections."""
     text = IMAGE.sub(" ", text)
-    text = LINK.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), text)
+    text = LINK.sub(_link_text, text)
     text = MATH.sub("MATH", text)
     text = CODE_SPAN.sub(lambda m: m.group(2), text)
     text = EMPHASIS.sub("", text)
-    return " ".join(text.split())
+    text = " ".join(text.split())
+    if NAME_OPEN not in text:
+        return text, []
+    out, spans, start = [], [], None
+    for c in text:
+        if c == NAME_OPEN:
+            start = len(out)
+        elif c == NAME_CLOSE:
+            spans.append((start or 0, len(out)))
+        else:
+            out.append(c)
+    return "".join(out), spans
+
+
+def clean(text: str) -> str:
+    return clean_with_names(text)[0]
 
 
 def sentences(text: str) -> list[tuple[int, str]]:
@@ -243,6 +416,26 @@ class Stats:
     allowlisted: int = 0
     allowlist_entries: int = 0
     pending: int = 0  # sentences without evidence in sections not yet brought into line
+    unit_entries: int = 0
+    # Each bound word by kind (direction, general, one_run; unit: a unit word
+    # after a quoted number) and by its evidence (claim, verified, allowlist;
+    # for units: declared, name, allowlist).
+    words: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def count(self, kind: str, how: str) -> None:
+        self.words.setdefault(kind, {}).setdefault(how, 0)
+        self.words[kind][how] += 1
+
+
+@dataclass
+class UnitEntry:
+    """A [[unit]] entry: the unit a quote without unit= is written with."""
+
+    page: str
+    quote: str  # script.name
+    unit: str
+    reason: str
+    used: bool = False
 
 
 def read_allowlist(path: Path, error) -> dict:
@@ -286,6 +479,28 @@ def load_allowlist(path: Path, page: str, error) -> list[Allowed]:
     return entries
 
 
+def load_units(path: Path, page: str, error) -> list[UnitEntry]:
+    """The allowlist's [[unit]] entries for one page: a unit word the prose
+    writes after a quote whose script declares no unit= (until it does)."""
+    entries = []
+    for i, entry in enumerate(read_allowlist(path, error).get("unit", []), 1):
+        if not isinstance(entry, dict) or not all(
+            isinstance(entry.get(k), str) and entry[k].strip() for k in ("page", "quote", "unit", "reason")
+        ):
+            raise error(f"{path.name}: unit entry {i} needs a page, a quote (script.name), a unit and a reason")
+        if entry["page"] == page:
+            entries.append(UnitEntry(page, entry["quote"], entry["unit"], entry["reason"]))
+    return entries
+
+
+def pinned_allowlist(path: Path, page: str, error=ValueError) -> list[dict]:
+    """Every allowlist entry of a page, as the golden record (page.json)
+    lists it: a new entry is a reviewed change that `make golden` shows."""
+    phrases = [{"phrase": e.phrase, "reason": e.reason} for e in load_allowlist(path, page, error)]
+    units = [{"quote": e.quote, "unit": e.unit, "reason": e.reason} for e in load_units(path, page, error)]
+    return phrases + units
+
+
 def robustness_holds(path: Path) -> dict[tuple[str, str], dict[str, bool]] | None:
     """(script, statement) -> whether the claim held in every run of the
     page's robustness report, and in every numeric variant at the page's
@@ -324,7 +539,7 @@ def words_between(text: str, a: int, b: int) -> int:
     """Words between two positions; a clause break between them counts as
     too far."""
     between = text[min(a, b) : max(a, b)]
-    return NEAR_WORDS + 1 if CLAUSE_BREAK.search(between) else len(between.split())
+    return FAR if CLAUSE_BREAK.search(between) else len(between.split())
 
 
 def near_a_number(occurrence: Occurrence, bound: list[Bound], text: str) -> bool:
@@ -346,6 +561,113 @@ def raw_values(number: Bound) -> list[float]:
         if isinstance(value, (int, float)):
             values.append(float(value))
     return values
+
+
+NAME_WINDOW = NEAR_WORDS + 2  # words between a superlative or a verb of change and the number it names
+
+
+def name_words(printed: str) -> set[str]:
+    """The words of a quote's printed name (grad_ratio_pre[5]: grad, ratio, pre)."""
+    return set(re.split(r"[_\[\]]+", printed.lower())) - {""}
+
+
+def named_numbers(occurrence: Occurrence, sentence: Sentence) -> list[Bound]:
+    """The quoted numbers a superlative or a verb of change speaks of: those
+    after it in its clause, at most NAME_WINDOW words away ("the largest is
+    7.37"), or, with none there, those before it ("65,504, its largest
+    value"); nearest first."""
+    text = sentence.text
+    after = [
+        n
+        for n in sentence.bound
+        if n.start >= occurrence.end and words_between(text, occurrence.end, n.start) <= NAME_WINDOW
+    ]
+    if after:
+        return after
+    before = [
+        n
+        for n in sentence.bound
+        if n.end <= occurrence.start and words_between(text, n.end, occurrence.start) <= NAME_WINDOW
+    ]
+    return before[::-1]
+
+
+def verify_change(occurrence: Occurrence, sentence: Sentence, sign: int) -> tuple[bool | None, str]:
+    """A verb of change with its two ends quoted: "falls from A to B"."""
+    text = sentence.text
+    bound = [n for n in sentence.bound if n.start >= occurrence.end and n.value is not None]
+    ends = []
+    for a, b in pairwise(bound):
+        lead = text[occurrence.end : a.start]
+        if (
+            re.search(r"\bfrom\s*$", lead)
+            and words_between(text, occurrence.end, a.start) <= NAME_WINDOW
+            and re.fullmatch(r"\s*(?:only )?to\s*", text[a.end : b.start])
+        ):
+            ends = [a, b]
+            break
+    if not ends and bound and re.search(r"\bto\s*$", text[occurrence.end : bound[0].start]):
+        # "rose to 1.9550 and had fallen back only to 1.6276": from where the last change ended
+        earlier = [n for n in sentence.bound if n.end <= occurrence.start and n.value is not None]
+        if earlier and re.search(r"\bto\s*$", text[: earlier[-1].start]):
+            if words_between(text, occurrence.end, bound[0].start) <= NAME_WINDOW:
+                ends = [earlier[-1], bound[0]]
+    if not ends:
+        return None, ""
+    a, b = ends
+    if a.value == b.value:
+        return False, f"from {a.token} to {b.token} is no change"
+    went = "up" if b.value > a.value else "down"
+    return (b.value > a.value) == (sign > 0), f"from {a.token} to {b.token} goes {went}"
+
+
+def verify_order(occurrence: Occurrence, sentence: Sentence, form: Form) -> tuple[bool | None, str]:
+    """A superlative or a verb of change against the numbers it speaks of:
+    the values at both ends of a change, a vector quote's own order (10.5
+    "the largest" of its vector), or the statistic the quote's name says it
+    is (largest_qk, clipped_divisor_rise). None when the quotes cannot say."""
+    if form.role == "change" and form.sign:
+        verdict = verify_change(occurrence, sentence, form.sign)
+        if verdict[0] is not None:
+            return verdict
+    same, opposite = name_groups(form)
+    if not same:
+        return None, ""
+    named = named_numbers(occurrence, sentence)
+    # What a quote's name says comes first: 10.5, the lowest of three largest
+    # logits, is still a largest logit.
+    contradiction = ""
+    for number in named:
+        for script, printed, _ in number.quotes:
+            words = name_words(printed)
+            if words & same:
+                return True, ""
+            if words & opposite and not contradiction:
+                said = " or ".join(sorted(words & opposite))
+                contradiction = f"{number.token} is {script}.{printed}, by its name {said}"
+    if contradiction:
+        return False, contradiction
+    if form.role == "superlative" and form.lemma in SIZE_LEMMAS:
+        for number in named:
+            for _, printed, quote in number.quotes:
+                index = re.search(r"\[(\d+)\]$", printed)
+                if not index or not isinstance(quote["value"], list):
+                    continue
+                values = [v for v in quote["value"] if isinstance(v, (int, float))]
+                mine = quote["value"][int(index.group(1))]
+                # Another value is no contradiction: the number may be a rate, not the statistic.
+                if len(values) > 1 and mine == (max(values) if form.sign > 0 else min(values)):
+                    return True, ""
+    return None, ""
+
+
+def verify_direction(occurrence: Occurrence, sentence: Sentence) -> tuple[bool | None, str]:
+    """Whether the quotes agree with a direction word: True, False with what
+    they say instead, or None when they cannot say."""
+    form = VOCABULARY.get(occurrence.word.lower())
+    if form is not None and form.role in ("superlative", "change", "appraise"):
+        return verify_order(occurrence, sentence, form)
+    return verify_comparison(occurrence, sentence)
 
 
 def verify_comparison(occurrence: Occurrence, sentence: Sentence) -> tuple[bool | None, str]:
@@ -463,10 +785,9 @@ def page_sentences(page, config, records: dict, numbers) -> list[Sentence]:
             texts_of[passage.section] = by_text
         by_text = texts_of[passage.section]
         for offset, raw in sentences(passage.text):
-            text = clean(raw)
-            occurrences = find_occurrences(text)
-            units = any(q.get("unit") or q.get("run") for qs in by_text.values() for _, _, q in qs)
-            if not occurrences and not units:
+            text, names = clean_with_names(raw)
+            occurrences = [o for o in find_occurrences(text) if not any(a <= o.start and o.end <= b for a, b in names)]
+            if not occurrences and not any(c.isdigit() for c in text):
                 continue
             structural = [(m.start("n"), m.end("n")) for p in patterns for m in p.finditer(text)]
             bound = []
@@ -520,14 +841,32 @@ def check(
     stats = Stats()
     allowlist = load_allowlist(allowlist_path, config.PAGE, error)
     pending = pending_sections(allowlist_path, config.PAGE, error)
-    stats.allowlist_entries = len(allowlist)
+    unit_entries = load_units(allowlist_path, config.PAGE, error)
+    stats.allowlist_entries = len(allowlist) + len(unit_entries)
+    stats.unit_entries = len(unit_entries)
+    listed: dict[str, dict[str, UnitEntry]] = {}
+    for entry in unit_entries:
+        script, _, name = entry.quote.partition(".")
+        quote = records.get(script, {}).get("quotes", {}).get(name)
+        if quote is None or units_of(quote):
+            entry.used = True  # reported here, not as unused
+            findings.append(
+                (
+                    None,
+                    f"{allowlist_path.name}: the unit entry for {entry.quote} ({config.PAGE}) "
+                    + ("names no quote of the page" if quote is None else "is for a quote that declares unit=")
+                    + ": remove it",
+                )
+            )
+            continue
+        listed.setdefault(entry.quote, {})[entry.unit] = entry
     held = robustness_holds(robustness_path)
     derived = set(getattr(config, "DERIVED_SECTIONS", ()))
     report_name = robustness_path.name
     units = known_units(records)
     for sentence in page_sentences(page, config, records, numbers):
         scripts = config.SECTION_SCRIPTS[sentence.section]
-        findings += check_units_and_runs(sentence, records, units)
+        findings += check_units_and_runs(sentence, records, units, listed, stats)
         if not sentence.occurrences:
             continue
         stats.sentences += 1
@@ -549,19 +888,27 @@ def check(
             ]
             if fitting:
                 how.add("claim")
+                stats.count(occurrence.kind, "claim")
                 continue
             if occurrence.kind == "direction" and in_declared_unit(occurrence, sentence):
                 how.add("verified")  # "1,304 times bigger": the quote says it is that ratio
+                stats.count(occurrence.kind, "verified")
                 continue
+            verified = None
             if occurrence.kind == "direction":
-                verified, detail = verify_comparison(occurrence, sentence)
+                verified, detail = verify_direction(occurrence, sentence)
                 if verified:
                     how.add("verified")
+                    stats.count(occurrence.kind, "verified")
                     continue
             allowed = [entry for a, b, entry in allowed_here if a <= occurrence.start and occurrence.end <= b]
-            if allowed:
+            if allowed and verified is False:  # an entry cannot silence what the quotes contradict
+                allowed[0].used = True
+                detail += f"; the allowlist entry {allowed[0].phrase!r} cannot cover a word its quotes contradict"
+            elif allowed:
                 allowed[0].used = True
                 how.add("allowlist")
+                stats.count(occurrence.kind, "allowlist")
                 continue
             missing.append((occurrence, covering, detail))
         if not missing:
@@ -580,6 +927,15 @@ def check(
                 )
             )
     findings += check_captions(page, config, records)
+    for entry in unit_entries:
+        if not entry.used:
+            findings.append(
+                (
+                    None,
+                    f"{allowlist_path.name}: the unit entry {entry.quote} in {entry.unit!r} ({config.PAGE}) covers "
+                    "no unit word the check would flag: remove it",
+                )
+            )
     for entry in allowlist:
         if not entry.used:
             findings.append(
@@ -639,7 +995,7 @@ def explain(occurrence: Occurrence, sentence: Sentence, covering, detail: str, h
             )
     elif occurrence.kind == "one_run":
         why = "no phrase around it is backed by a claim of the section's scripts (% backs)"
-    elif detail and SIGNED_DIRECTION.get(occurrence.word.lower()):
+    elif detail:
         why = f"the quotes say the opposite: {detail}; and no claim backs the phrase"
     else:
         why = (
@@ -663,30 +1019,71 @@ def known_units(records: dict) -> list[str]:
     )
 
 
-def check_units_and_runs(sentence: Sentence, records: dict, units: list[str] | None = None) -> list[tuple[int, str]]:
+# The words a quote's name uses for a unit word ("warmup_steps", "ms_torch_rms").
+UNIT_NAMES = {"steps": {"steps", "step"}, "s": {"s", "seconds"}, "seconds": {"s", "seconds"}, "MB": {"mb"}}
+
+
+def unit_in_name(unit: str, number: Bound) -> bool:
+    """Whether a quote of the number says its unit in its name: a quote
+    without unit= written "after 100,000 steps" whose name is
+    fraction_steps."""
+    forms = UNIT_NAMES.get(unit, {unit.lower().split()[0]})
+    return any(name_words(printed) & forms for _, printed, _ in number.quotes)
+
+
+def unit_listed(unit: str, number: Bound, listed: dict[str, dict]) -> bool:
+    """Whether a [[unit]] entry of the allowlist gives a quote of the number
+    that unit (by the quote's name: every element of a vector)."""
+    for script, printed, _ in number.quotes:
+        entry = listed.get(f"{script}.{printed.split('[')[0]}", {}).get(unit)
+        if entry is not None:
+            entry.used = True
+            return True
+    return False
+
+
+def check_units_and_runs(
+    sentence: Sentence,
+    records: dict,
+    units: list[str] | None = None,
+    listed: dict | None = None,
+    stats: Stats | None = None,
+) -> list[tuple[int, str]]:
     """The unit after each quoted number, and the runs the sentence names
-    (``units``: known_units(records), computed once for a page)."""
+    (``units``: known_units(records), computed once for a page; ``listed``:
+    the units the allowlist's [[unit]] entries give quotes without unit=,
+    by the number's quotes)."""
     findings = []
+    listed = listed or {}
+    stats = stats or Stats()
     units = units if units is not None else known_units(records)
     for number in sentence.bound:
-        declared = [units_of(q) for _, _, q in number.quotes]
-        if not all(declared) or declared_unit_span(number, sentence.text):
-            pass  # a quote without a unit, or the unit it declares
-        else:
-            declared = sorted({u for forms in declared for u in forms})
+        if declared_unit_span(number, sentence.text):
+            stats.count("unit", "declared")
+        else:  # not the unit a quote of it declares
+            declared = sorted({u for _, _, q in number.quotes for u in units_of(q)})
             after = sentence.text[number.end :].lstrip()
             written = next((u for u in units if re.match(rf"{re.escape(u)}(?![\w-])", after)), None)
             ratio = RATIO_UNIT.match(after)  # "times smaller" after a quote that is "times bigger"
             if ratio and (written is None or len(ratio.group()) > len(written)):
                 written = ratio.group()
-            if written and not any(u.startswith(written + " ") for u in declared):
+            if written and not declared and unit_in_name(written, number):
+                stats.count("unit", "name")  # a quote without unit= whose name says it (warmup_steps)
+            elif written and not declared and unit_listed(written, number, listed):
+                stats.count("unit", "allowlist")
+            elif written and not any(u.startswith(written + " ") for u in declared):
                 names = "/".join(f"{s}.{n}" for s, n, _ in number.quotes)
+                said = (
+                    f"in {' or '.join(repr(u) for u in declared)}"
+                    if declared
+                    else "and declares no unit (a unit word after a number needs its quote's unit=)"
+                )
                 findings.append(
                     (
                         line_of(sentence, number.start),
                         (
                             f"{number.token} in section {sentence.section} is followed by the unit {written!r}, but it "
-                            f'is {names}, in {" or ".join(repr(u) for u in declared)}: "{shorten(sentence.text)}"'
+                            f'is {names}, {said}: "{shorten(sentence.text)}"'
                         ),
                     )
                 )
