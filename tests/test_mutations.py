@@ -253,6 +253,31 @@ WORD_MUTATIONS = {
             "20,250,628 in section 1 is followed by the unit 'seconds'",
         ),
         (
+            "a verb of change reversed (issue 44, kind 1)",
+            "The curvature ratio falls from 10,343,849",
+            "The curvature ratio rises from 10,343,849",
+            "a direction word 'rises' in section 1: the quotes say the opposite: from 10,343,849 to 1.12 goes down",
+        ),
+        (
+            "a superlative reversed (issue 44, kind 1)",
+            "the largest is 7.37 × 10⁻³",
+            "the smallest is 7.37 × 10⁻³",
+            "a direction word 'smallest' in section 5: the quotes say the opposite: 7.37 × 10⁻³ is "
+            "mixed_precision.grad_max, by its name max",
+        ),
+        (
+            "a one-run result restated across seeds (issue 44, kind 3)",
+            "On this run the highest value in that window",
+            "Across seeds the highest value in that window",
+            "a scope word 'Across seeds' in section 6",
+        ),
+        (
+            "a unit added after a quote that declares none (issue 44, kind 9)",
+            "was 0.0724.",
+            "was 0.0724 ms.",
+            "0.0724 in section 6 is followed by the unit 'ms', but it is loss_spike_replay.",
+        ),
+        (
             "a caption stating the opposite",
             "the clipped and skipped runs end below the run in which nothing was done.",
             "the clipped and skipped runs end above the run in which nothing was done.",
@@ -284,6 +309,32 @@ WORD_MUTATIONS = {
             "2.150 nats per character with",
             "2.150 bits per character with",
             "2.150 in section 7 is followed by the unit 'bits per character'",
+        ),
+        (
+            "an appraising verb reversed (issue 44, kind 1)",
+            "Warmup helps",
+            "Warmup hurts",
+            "a direction word 'hurts' in section 7: the quotes say the opposite: 0.61 is "
+            "norm_placement.warmup_gain_post, by its name gain",
+        ),
+        (
+            "a superlative reversed (issue 44, kind 1)",
+            "and the largest logit, 10.5, 17.6",
+            "and the smallest logit, 10.5, 17.6",
+            "a direction word 'smallest' in section 9: the quotes say the opposite: 10.5 is qk_norm.largest_qk[0], "
+            "by its name largest",
+        ),
+        (
+            "a general scope added (issue 44, kind 3)",
+            "at 0.3 and at 1 with accuracies of 0.826 and 0.813.",
+            "at 0.3 and at 1 regardless of the seed, with accuracies of 0.826 and 0.813.",
+            "a scope word 'regardless of the seed' in section 3",
+        ),
+        (
+            "milliseconds written as seconds (issue 44, kind 9)",
+            "| hand-written layer norm | 94.2 ms |",
+            "| hand-written layer norm | 94.2 s |",
+            "94.2 in section 8 is followed by the unit 's', but it is rms_norm_speed.ms_hand_layer, and declares no unit",
         ),
         (
             "a caption stating the opposite",
@@ -327,3 +378,57 @@ def test_an_edit_of_the_words_is_caught_with_file_line_and_missing_evidence(
     assert any(entry.startswith((f"{page}:{line}:", f"{page}:{first}:")) for entry in caught), (
         f"{kind} was caught, but not at {page.name}:{line}:\n" + "\n".join(caught)
     )
+
+
+# --- the allowlist cannot contradict, and every entry is pinned (issue 44, kind 13) ---
+
+ALLOWLIST_MUTATIONS = {
+    "normalisation_and_stability": (
+        "The curvature ratio falls from 10,343,849",
+        "The curvature ratio rises from 10,343,849",
+        "The curvature ratio rises from",
+        "a direction word 'rises' in section 1: the quotes say the opposite: from 10,343,849 to 1.12 goes down",
+    ),
+    "normalisation_layers": (
+        "Warmup helps",
+        "Warmup hurts",
+        "Warmup hurts",
+        "a direction word 'hurts' in section 7: the quotes say the opposite: 0.61 is norm_placement.warmup_gain_post",
+    ),
+}
+
+
+@pytest.mark.parametrize("package", list(ALLOWLIST_MUTATIONS))
+def test_an_allowlist_entry_cannot_silence_a_contradiction_and_shows_in_the_golden_diff(tmp_path, package):
+    """The slip of a careless author: reverse a direction word, then allowlist
+    it. The entry is refused where its own quotes say the opposite, and, as
+    every new entry, fails the check until `make golden` pins it, whose diff
+    shows it."""
+    from pagekit import wording
+    from pagekit.golden import binding_differences
+
+    old, new, phrase, expected = ALLOWLIST_MUTATIONS[package]
+    config = page_config(package)
+    source = (REPO_ROOT / config.PAGE_FILE).read_text(encoding="utf-8")
+    found = [at for at in (m.start() for m in re.finditer(re.escape(old), source)) if not in_backs_line(source, at)]
+    assert len(found) == 1, f"the mutation's target {old!r} is not once in the page's prose"
+    at = found[0]
+    line = source.count("\n", 0, at) + 1
+    page = tmp_path / "page.md"
+    page.write_text(source[:at] + new + source[at + len(old) :], encoding="utf-8")
+    allowlist = tmp_path / "wording_allowlist.toml"
+    allowlist.write_text(
+        wording.ALLOWLIST.read_text(encoding="utf-8")
+        + f'\n[[allow]]\npage = "{config.PAGE}"\nphrase = "{phrase}"\nreason = "the author says so"\n',
+        encoding="utf-8",
+    )
+    lines = check_page.check_page(config, page_path=page, allowlist_path=allowlist).lines()
+    refused = [entry for entry in lines if expected in entry]
+    assert refused, "an allowlisted contradiction passed:\n" + "\n".join(lines)
+    assert refused[0].startswith(f"{page}:{line}:"), refused[0]
+    assert f"the allowlist entry {phrase!r} cannot cover a word its quotes contradict" in refused[0]
+    unpinned = f"wording_allowlist.toml: the entry phrase {phrase!r} (the author says so) is not in the golden record"
+    assert any(unpinned in entry for entry in lines), "\n".join(lines)
+    pinned = json.loads((golden_dir(config.PAGE) / "page.json").read_text(encoding="utf-8"))
+    now = check_page.pinned_binding(config, page_path=page, allowlist_path=allowlist)
+    assert f"allowlist entry added: phrase {phrase!r} (the author says so)" in binding_differences(pinned, now)

@@ -296,6 +296,10 @@ def test_a_backs_line_must_name_a_claim_of_its_section(tmp_path):
     page.write_text(BODY + "Post-norm collapsed at 0.7733.\n\n% backs demo:collapses Post-norm collapsed\n")
     with pytest.raises(check_page.PageError, match="a backs line reads"):
         run_check(config, **paths)
+    # A phrase quoting maths needs its backslashes doubled; a single one is named, not a crash.
+    page.write_text(BODY + 'Post-norm collapsed at 0.7733.\n\n% backs demo:collapses "$\\hat{x}$ collapsed"\n')
+    with pytest.raises(check_page.PageError, match=r"page.md:\d+: a backs line's phrase is not a valid quoted string"):
+        run_check(config, **paths)
 
 
 def test_a_backs_line_is_not_prose(tmp_path):

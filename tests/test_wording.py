@@ -19,6 +19,11 @@ QUOTES = {
     "ratio": {**Q, "value": 1304.0, "text": "1,304", "unit": ["times bigger"]},
     "bound": {**Q, "value": 3e-7, "text": "1 × 10⁻⁶"},  # a loss printed as the power of ten above it
     "rate": {**Q, "value": 0.01, "text": "0.01"},
+    "largest_gap": {**Q, "value": 0.9, "text": "0.900"},
+    "warmup_steps": {**Q, "value": 50.0, "text": "50"},
+    "ms_layer": {**Q, "value": 94.2, "text": "94.2"},
+    "spread": {**Q, "value": 0.25, "text": "0.250"},
+    "final": {**Q, "value": [2.4, 1.9, 2.2], "text": ["2.400", "1.900", "2.200"]},
 }
 CLAIMS = [
     {
@@ -58,11 +63,23 @@ FIGURE = (
 )
 
 
-def check(tmp_path, body, *, claims=CLAIMS, held=True, allow="", caption_phrases=None, derived=False, listed=None):
+def check(
+    tmp_path,
+    body,
+    *,
+    claims=CLAIMS,
+    held=True,
+    allow="",
+    caption_phrases=None,
+    derived=False,
+    listed=None,
+    pin_allowlist=True,
+):
     """Check a one-section page whose script registers QUOTES and ``claims``;
     the robustness report says every claim held everywhere (``held``), or,
     unless ``listed``, does not list them (a ``derived`` section, computed
-    from the report, is not in it)."""
+    from the report, is not in it). The golden record pins the allowlist
+    unless ``pin_allowlist`` is false (an entry added after `make golden`)."""
     numbers = tmp_path / "figures" / "numbers"
     numbers.mkdir(parents=True, exist_ok=True)
     body += backs_lines(claims)
@@ -102,9 +119,10 @@ def check(tmp_path, body, *, claims=CLAIMS, held=True, allow="", caption_phrases
     )
     golden = tmp_path / "golden"
     golden.mkdir(exist_ok=True)
-    (golden / "page.json").write_text(
-        json.dumps(check_page.pinned_binding(config, page_path=page, numbers_dir=numbers))
+    pinned = check_page.pinned_binding(
+        config, page_path=page, numbers_dir=numbers, allowlist_path=allowlist if pin_allowlist else tmp_path / "none"
     )
+    (golden / "page.json").write_text(json.dumps(pinned))
     lines = check_page.check_page(
         config, page_path=page, numbers_dir=numbers, golden_dir=golden, allowlist_path=allowlist
     ).lines()
@@ -228,3 +246,135 @@ def test_a_figure_must_say_its_declared_caption_phrases(tmp_path):
 )
 def test_the_vocabulary_reads_negation_and_method(text, expected):
     assert [o.kind for o in wording.find_occurrences(text)] == expected
+
+
+# --- issue 44: direction verbs and superlatives, scope words, units, the allowlist ---
+
+
+@pytest.mark.parametrize(
+    "form, lemma",
+    [
+        ("rose", "rise"),
+        ("risen", "rise"),
+        ("fell", "fall"),
+        ("grown", "grow"),
+        ("grew", "grow"),
+        ("raises", "raise"),
+        ("lowered", "lower"),
+        ("helps", "help"),
+        ("hurts", "hurt"),
+        ("improves", "improve"),
+        ("higher", "high"),
+        ("highest", "high"),
+        ("biggest", "big"),
+        ("fastest", "fast"),
+        ("slowest", "slow"),
+        ("best", "good"),
+        ("worst", "bad"),
+    ],
+)
+def test_the_direction_vocabulary_is_built_from_inflections(form, lemma):
+    assert wording.VOCABULARY[form].lemma == lemma
+    assert [o.word for o in wording.find_occurrences(f"it {form} 2")] == [form]
+
+
+def test_a_verb_of_change_is_checked_against_both_ends(tmp_path):
+    assert check(tmp_path, "The loss rises from 2.150 to 3.330 at 0.01.\n") == []
+    [line] = check(tmp_path, "The loss falls from 2.150 to 3.330 at 0.01.\n")
+    assert ":5: a direction word 'falls' in section 1: the quotes say the opposite: from 2.150 to 3.330 goes up" in line
+    [line] = check(tmp_path, "The loss rose to 3.330 and fell back to 2.150, then grew to 3.330 again.\n")
+    assert "a direction word 'grew'" not in line and "'fell'" not in line  # each from where the last change ended
+    assert "a direction word 'rose'" in line and "no claim backs the phrase" in line  # no start quoted
+
+
+def test_a_superlative_is_checked_against_what_its_quote_is(tmp_path):
+    assert check(tmp_path, "The largest gap is 0.900.\n") == []
+    [line] = check(tmp_path, "The smallest gap is 0.900.\n")
+    assert "a direction word 'smallest' in section 1: the quotes say the opposite: 0.900 is demo.largest_gap" in line
+    assert check(tmp_path, "The lowest final loss is 1.900.\n") == []  # the smallest of its vector
+    [line] = check(tmp_path, "The best final loss is 1.900.\n")  # better or worse: the values cannot say
+    assert "a direction word 'best'" in line and "no claim backs the phrase" in line
+
+
+def test_scope_words_beyond_every_seed_are_read(tmp_path):
+    for text in (
+        "At each seed",
+        "across seeds",
+        "consistently",
+        "reliably",
+        "regardless of the seed",
+        "in all three seeds",
+        "across all three seeds",
+    ):
+        found = wording.find_occurrences(f"{text} pre-norm trains")
+        assert [(o.kind, o.word) for o in found] == [("general", text)], text
+    [line] = check(tmp_path, "Consistently, pre-norm ends below post-norm, at 2.150 against 3.330.\n")
+    assert ":5: a scope word 'Consistently' in section 1" in line and "every-seed claim" in line
+    claims = [{**CLAIMS[0], "backs": ["Regardless of the seed pre-norm ends below post-norm"]}]
+    body = "Regardless of the seed pre-norm ends below post-norm, at 2.150 against 3.330.\n"
+    assert check(tmp_path, body, claims=claims) == []
+    [line] = check(tmp_path, body, claims=[{**claims[0], "every_seed": False}])
+    assert "a scope word 'Regardless of the seed'" in line and "(every_seed=False)" in line
+
+
+def test_a_link_to_a_section_is_its_name_not_a_claim(tmp_path):
+    assert check(tmp_path, "[Across three seeds](#2-across-three-seeds) gives 2.150.\n") == []
+    [line] = check(tmp_path, "[Across three seeds](https://example.org) gives 2.150.\n")
+    assert "a scope word 'Across three seeds'" in line
+
+
+def test_a_unit_word_after_a_quote_that_declares_none_fails(tmp_path):
+    [line] = check(tmp_path, "The spread is 0.250 steps.\n")
+    assert ":5: 0.250 in section 1 is followed by the unit 'steps', but it is demo.spread, and declares no unit" in line
+    assert check(tmp_path, "Warmup lasts 50 steps and takes 94.2 ms.\n") == []  # their names say it
+    for unit in ("s", "min", "%", "seconds"):
+        lines = check(tmp_path, f"The layer takes 94.2 {unit}.\n")
+        assert any(
+            f"94.2 in section 1 is followed by the unit {unit!r}, but it is demo.ms_layer" in l for l in lines
+        ), unit
+    entry = '[[unit]]\npage = "demo"\nquote = "demo.spread"\nunit = "steps"\nreason = "a test"\n'
+    assert check(tmp_path, "The spread is 0.250 steps.\n", allow=entry) == []
+    lines = check(tmp_path, "The spread is 0.250 epochs.\n", allow=entry)
+    assert any("0.250 in section 1 is followed by the unit 'epochs'" in line for line in lines), lines
+    [line] = check(tmp_path, "The spread is 0.250.\n", allow=entry)
+    assert "the unit entry demo.spread in 'steps' (demo) covers no unit word the check would flag" in line
+    declared = '[[unit]]\npage = "demo"\nquote = "demo.low"\nunit = "steps"\nreason = "a test"\n'
+    assert any(
+        "is for a quote that declares unit=" in l for l in check(tmp_path, "Pre-norm ends at 2.150.\n", allow=declared)
+    )
+
+
+def test_the_allowlist_cannot_cover_a_word_its_quotes_contradict(tmp_path):
+    entry = '[[allow]]\npage = "demo"\nphrase = "The loss falls from"\nreason = "a test"\n'
+    [line] = check(tmp_path, "The loss falls from 2.150 to 3.330 at 0.01.\n", allow=entry)
+    assert "the quotes say the opposite: from 2.150 to 3.330 goes up" in line
+    assert "the allowlist entry 'The loss falls from' cannot cover a word its quotes contradict" in line
+    entry = '[[allow]]\npage = "demo"\nphrase = "Pre-norm ends at 2.150, higher"\nreason = "a test"\n'
+    [line] = check(tmp_path, "Pre-norm ends at 2.150, higher than post-norm's 3.330.\n", allow=entry)
+    assert "2.150 is smaller than 3.330" in line and "cannot cover a word its quotes contradict" in line
+
+
+def test_every_allowlist_entry_is_pinned_in_the_golden_record(tmp_path):
+    entry = '[[allow]]\npage = "demo"\nphrase = "post-norm does better"\nreason = "a test"\n'
+    assert check(tmp_path, "At 0.01 post-norm does better.\n", allow=entry) == []
+    [line] = check(tmp_path, "At 0.01 post-norm does better.\n", allow=entry, pin_allowlist=False)
+    assert "allow.toml: the entry phrase 'post-norm does better' (a test) is not in the golden record" in line
+    assert "`make golden` pins it" in line
+    pinned = json.loads((tmp_path / "golden" / "page.json").read_text())
+    assert pinned["allowlist"] == []
+    from pagekit.golden import binding_differences
+
+    config = SimpleNamespace(
+        PAGE="demo",
+        PAGE_FILE=str(tmp_path / "page.md"),
+        SECTION_SCRIPTS={1: ("demo",)},
+        SHARED_QUOTES=(),
+        STRUCTURAL=(),
+    )
+    now = check_page.pinned_binding(
+        config,
+        page_path=tmp_path / "page.md",
+        numbers_dir=tmp_path / "figures" / "numbers",
+        allowlist_path=tmp_path / "allow.toml",
+    )
+    assert binding_differences(pinned, now) == ["allowlist entry added: phrase 'post-norm does better' (a test)"]
