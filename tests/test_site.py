@@ -1483,6 +1483,128 @@ def test_page_wrapped_code_lines_keep_a_hanging_indent(scrollers, page):
     )
 
 
+# L2: the tab labels; L5: the measure, counted line by line. At 1280 and 1440 px.
+DESKTOP_WIDTHS = (DESKTOP_WIDTH, 1440)
+MEASURE_LINE = (45, 75)  # characters in nine lines in ten (p10 to p90)
+MEASURE_MEDIAN = (64, 72)  # the median line
+
+READ_DESKTOP = r"""
+const done = arguments[arguments.length - 1];
+const read = () => {
+const article = document.querySelector('article');
+const range = document.createRange();
+// The characters on each line of the long paragraphs of running text, read
+// from where each character is drawn (a line ends where the next character
+// starts back at the left, lower down); not a paragraph's last line, which
+// is as long as the paragraph happens to be. Maths counts as the glyphs
+// KaTeX draws, not its hidden MathML.
+const lines = [];
+for (const p of article.querySelectorAll('section > p')) {
+  if (p.textContent.length <= 400 || p.closest('figure, table, .page-facts, .sd-card')) continue;
+  const width = p.getBoundingClientRect().width;
+  const lineHeight = parseFloat(getComputedStyle(p).lineHeight);
+  const counts = [0];
+  let lastLeft = null, lastTop = null;
+  const walker = document.createTreeWalker(p, NodeFilter.SHOW_TEXT, {acceptNode: n =>
+    n.parentElement.closest('.katex-mathml') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    for (let i = 0; i < n.data.length; i++) {
+      range.setStart(n, i); range.setEnd(n, i + 1);
+      const r = range.getBoundingClientRect();
+      if (r.width === 0) continue;  // white space collapsed away
+      if (lastLeft !== null && r.left < lastLeft - 0.3 * width && r.top > lastTop + 0.5 * lineHeight)
+        counts.push(0);
+      counts[counts.length - 1] += 1;
+      lastLeft = r.left; lastTop = r.top;
+    }
+  }
+  lines.push(...counts.slice(0, -1));
+}
+const tabSets = Array.from(article.querySelectorAll('.sd-tab-set')).map(set => ({
+  labels: Array.from(set.querySelectorAll(':scope > label')).map(l => ({
+    text: l.textContent.trim(), top: Math.round(l.getBoundingClientRect().top)})),
+  widest: Math.max(0, ...Array.from(set.querySelectorAll(':scope > .sd-tab-content > p'))
+    .map(p => p.getBoundingClientRect().width)),
+}));
+const measure = document.createElement('div');
+measure.style.width = 'var(--site-measure)';
+article.appendChild(measure);
+const measured = measure.getBoundingClientRect().width;
+measure.remove();
+return {viewport: window.innerWidth, lines: lines, tabSets: tabSets, measure: measured};
+};
+const start = () => document.fonts.ready.then(() => requestAnimationFrame(() => done(read())));
+if (document.readyState === 'complete') start(); else window.addEventListener('load', start, {once: true});
+"""
+
+
+@pytest.fixture(scope="module")
+def desktop_views(browser, server):
+    """READ_DESKTOP of a page at a desktop width, each page and width loaded once."""
+    cache: dict[tuple[str, int], dict] = {}
+
+    def read(page: str, width: int) -> dict:
+        if (page, width) not in cache:
+            _set_viewport(browser, width)
+            try:
+                browser.get(f"{server}/{page}.html")
+                cache[page, width] = browser.execute_async_script(READ_DESKTOP)
+            finally:
+                _set_viewport(browser, DESKTOP_WIDTH)
+            assert cache[page, width]["viewport"] == width, f"the viewport is {cache[page, width]['viewport']} px"
+        return cache[page, width]
+
+    return read
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_lines_hold_a_books_measure_counted_line_by_line(desktop_views, page):
+    """At 1280 and 1440 px the lines of running text, counted one by one,
+    hold 64 to 72 characters at the median and nine in ten of them 45 to 75
+    (the review's L5 counted a median of 77 at 35 em; the average over
+    paragraphs, test_page_measure_is_a_books, counts each paragraph's short
+    last line too, and so reads a few characters lower)."""
+    import statistics
+
+    problems = []
+    for width in DESKTOP_WIDTHS:
+        lines = sorted(desktop_views(page, width)["lines"])
+        assert len(lines) > 50, f"{page}: {len(lines)} lines to count at {width} px"
+        median = statistics.median(lines)
+        deciles = statistics.quantiles(lines, n=10)
+        low, high = MEASURE_LINE
+        if not (MEASURE_MEDIAN[0] <= median <= MEASURE_MEDIAN[1]) or deciles[0] < low or deciles[-1] > high:
+            problems.append(
+                f"{width} px: median {median:.0f} characters a line, p10 {deciles[0]:.0f}, p90 {deciles[-1]:.0f}, "
+                f"longest {lines[-1]} ({len(lines)} lines)"
+            )
+    assert not problems, (
+        f"{page}: a book's measure is a median of {MEASURE_MEDIAN[0]} to {MEASURE_MEDIAN[1]} characters, "
+        f"nine lines in ten {MEASURE_LINE[0]} to {MEASURE_LINE[1]}:\n" + "\n".join(problems)
+    )
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_tab_labels_stay_on_one_row_on_desktop(desktop_views, page):
+    """At 1280 and 1440 px a tab set's labels are one row, one tab bar (the
+    review's L2: the third label wrapped to a second row, reading as a second
+    bar), and the text under them keeps the measure."""
+    problems = []
+    for width in DESKTOP_WIDTHS:
+        state = desktop_views(page, width)
+        for k, tab_set in enumerate(state["tabSets"], start=1):
+            rows = sorted({label["top"] for label in tab_set["labels"]})
+            if len(rows) > 1:
+                labels = [(label["text"], label["top"]) for label in tab_set["labels"]]
+                problems.append(f"{width} px: tab set {k}'s labels on {len(rows)} rows: {labels}")
+            if tab_set["widest"] > state["measure"] + 1:
+                problems.append(
+                    f"{width} px: tab set {k}'s text is {tab_set['widest']:.0f} px wide, "
+                    f"the measure {state['measure']:.0f} px"
+                )
+    assert not problems, f"{page}: tabs:\n" + "\n".join(problems)
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_page_folded_answers_and_tabs_work(loaded, page):
     view = loaded(page)
