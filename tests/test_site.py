@@ -1656,6 +1656,66 @@ def test_page_dark_theme_keeps_figure_text_at_4_5_to_1(touch_views, site, page):
     assert not problems, f"{page}: figure text under 4.5:1 on the dark theme's cards:\n" + "\n".join(problems)
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_page_copy_buttons_show_on_touch_screens_named_and_finger_sized(touch_views, page):
+    """On a touch screen (no hover) every code block's copy button shows, at
+    least 32 px square, over no code, with a name a screen reader reads (the
+    review's L1: opacity 0 until a hover that never comes, 20 px, unnamed)."""
+    problems = []
+    for width in PHONE_WIDTHS:
+        state = touch_views(page, width, "light")
+        assert state["hoverNone"], f"{width} px: the emulated phone still hovers"
+        for copy in state["copies"]:
+            if copy.get("missing"):
+                problems.append(f"{width} px: a code block without a copy button")
+                continue
+            name = f"{width} px, {copy['start']!r}"
+            if copy["opacity"] < 0.7:
+                problems.append(f"{name}: the button's opacity is {copy['opacity']}")
+            if min(copy["width"], copy["height"]) < 32:
+                problems.append(f"{name}: the button is {copy['width']:.0f} × {copy['height']:.0f} px")
+            if not copy["label"]:
+                problems.append(f"{name}: the button has no aria-label")
+            if copy["under"]:
+                problems.append(f"{name}: code under the button: {copy['under']}")
+        unnamed = [n for role, n in state["names"] if role == "button" and not n.strip()]
+        if unnamed:
+            problems.append(f"{width} px: {len(unnamed)} buttons with no accessible name")
+    assert not problems, f"{page}: copy buttons on a touch screen:\n" + "\n".join(problems[:12])
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_phone_header_icons_are_named_44_px_targets(touch_views, page):
+    """The phone header's icons (site menu, theme, the page's contents) are
+    each a control with a name and at least 44 px square (the review's L11:
+    24 px labels with no accessible name)."""
+    problems = []
+    for width in PHONE_WIDTHS:
+        state = touch_views(page, width, "light")
+        small = [f"{h['cls']} ({h['width']:.0f} × {h['height']:.0f} px)" for h in state["header"]]
+        small = [s for s, h in zip(small, state["header"], strict=True) if min(h["width"], h["height"]) < 44]
+        if len(state["header"]) < 3 or small:
+            problems.append(f"{width} px: header icons {state['header']}; under 44 px: {small}")
+        names = {name for role, name in state["names"] if role == "button"}
+        for wanted in ("navigation", "theme", "contents"):
+            if not any(wanted in name.lower() for name in names):
+                problems.append(f"{width} px: no button named for the {wanted} (buttons: {sorted(names)})")
+    assert not problems, f"{page}: the phone header:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_folded_answers_are_named_after_their_questions(touch_views, page):
+    """Every folded answer has its own name for a screen reader: an "Answer"
+    is named "Answer: <the question before it>", so ten of them are not ten
+    identical controls (the review's L14)."""
+    names = [name for role, name in touch_views(page, NARROW_WIDTH, "light")["names"] if role == "DisclosureTriangle"]
+    assert names, f"{page}: no folded answer in the accessibility tree"
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    assert not repeated, f"{page}: folded answers sharing a name: {repeated} (all: {names})"
+    vague = [n for n in names if n.startswith("Answer") and not re.match(r"Answer: .{12,}", n)]
+    assert not vague, f"{page}: answers not named after a question: {vague}"
+
+
 # L2: the tab labels; L5: the measure, counted line by line. At 1280 and 1440 px.
 DESKTOP_WIDTHS = (DESKTOP_WIDTH, 1440)
 MEASURE_LINE = (45, 75)  # characters in nine lines in ten (p10 to p90)

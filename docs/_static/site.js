@@ -1,5 +1,7 @@
-/* The site's own behaviour: the figure zoom and folded answers opened for
-   print. (The maths is typeset when the site is built: nothing to wait for.) */
+/* The site's own behaviour: the figure zoom, folded answers opened for
+   print, and names for controls that have none (copy buttons, the phone
+   header's icons, the "Answer" dropdowns). (The maths is typeset when the
+   site is built: nothing to wait for.) */
 (function () {
   "use strict";
   var root = document.documentElement;
@@ -66,7 +68,74 @@
     openedForPrint = [];
   });
 
+  /* --- names for screen readers --------------------------------------------
+     sphinx-copybutton's buttons have only a tooltip; furo's header icons are
+     labels of hidden checkboxes, with no name, not reachable by keyboard. */
+  function nameCopyButtons() {
+    document.querySelectorAll("button.copybtn:not([aria-label])").forEach(function (button) {
+      button.setAttribute("aria-label", "Copy the code");
+    });
+  }
+  function nameHeaderIcons() {
+    document.querySelectorAll("label.nav-overlay-icon[for], label.toc-overlay-icon[for]").forEach(function (label) {
+      var box = document.getElementById(label.htmlFor);
+      if (!box || label.hasAttribute("role")) return;
+      label.setAttribute("role", "button");
+      label.setAttribute("tabindex", "0");
+      label.setAttribute("aria-label", box.getAttribute("aria-label") ||
+        (label.htmlFor === "__toc" ? "Contents of this page" : "Site navigation"));
+      var expanded = function () { label.setAttribute("aria-expanded", box.checked ? "true" : "false"); };
+      expanded();
+      box.addEventListener("change", expanded);
+      label.addEventListener("keydown", function (event) {
+        if (event.key !== "Enter" && event.key !== " ") return;
+        event.preventDefault();
+        label.click();
+      });
+    });
+  }
+
+  /* Folded answers share one title ("Answer", ten times on a page): each is
+     named after the question just before it, "Answer: Why can layer norm's
+     output ...?", so a screen reader's list of controls tells them apart.
+     The question is the paragraph's last sentence that asks (or its first),
+     its maths read from KaTeX's MathML. */
+  function questionBefore(details) {
+    var p = details.previousElementSibling;
+    for (var steps = 0; p && p.tagName !== "P" && steps < 3; steps++) p = p.previousElementSibling;
+    if (!p || p.tagName !== "P") return "";
+    var copy = p.cloneNode(true);
+    copy.querySelectorAll(".katex-html, annotation, .headerlink").forEach(function (el) { el.remove(); });
+    var text = copy.textContent.replace(/\s+/g, " ").trim();
+    var sentences = text.split(/(?<=[.?!])\s+(?=[A-Z\u201c"(])/);
+    var asks = sentences.filter(function (s) { return /\?\s*$/.test(s); });
+    var question = asks.length ? asks[asks.length - 1] : sentences[0];
+    /* "... which is larger? And is it close to the gradient?": both */
+    if (asks.length > 1 && /^(And|Or|But)\b/.test(question)) question = asks[asks.length - 2] + " " + question;
+    question = question.trim();
+    if (question.length > 140) question = question.slice(0, 140).replace(/\s+\S*$/, "") + "\u2026";
+    return question;
+  }
+  function nameAnswers() {
+    var dropdowns = Array.from(document.querySelectorAll("article details.sd-dropdown"));
+    var title = function (d) {
+      var t = d.querySelector("summary .sd-summary-text");
+      return t ? t.textContent.trim() : "";
+    };
+    var counts = {};
+    dropdowns.forEach(function (d) { counts[title(d)] = (counts[title(d)] || 0) + 1; });
+    dropdowns.forEach(function (d) {
+      var summary = d.querySelector("summary");
+      if (!summary || counts[title(d)] < 2 || summary.hasAttribute("aria-label")) return;
+      var question = questionBefore(d);
+      if (question) summary.setAttribute("aria-label", title(d) + ": " + question);
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    nameHeaderIcons();
+    nameAnswers();
+    nameCopyButtons();
     document.querySelectorAll("article figure > a.image-reference").forEach(function (link) {
       link.addEventListener("click", function (event) {
         if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
@@ -75,4 +144,7 @@
       });
     });
   });
+  /* sphinx-copybutton adds its buttons when the page has loaded, perhaps
+     after the listener above: name them again once everything has run. */
+  window.addEventListener("load", nameCopyButtons);
 })();
