@@ -1838,6 +1838,29 @@ def test_page_tab_labels_stay_on_one_row_on_desktop(desktop_views, page):
     assert not problems, f"{page}: tabs:\n" + "\n".join(problems)
 
 
+def test_reduced_motion_turns_smooth_scrolling_off(browser, server):
+    """A reader who asks the system for less motion gets in-page links that
+    jump: the page does not scroll smoothly (the review's L13: furo's smooth
+    scrolling ignored the setting); without the setting it still does."""
+    page = PAGES[0]
+    found = {}
+    try:
+        for motion in ("reduce", "no-preference"):
+            browser.execute_cdp_cmd(
+                "Emulation.setEmulatedMedia",
+                {"media": "", "features": [{"name": "prefers-reduced-motion", "value": motion}]},
+            )
+            browser.get(f"{server}/{page}.html")
+            found[motion] = browser.execute_script(
+                "return [getComputedStyle(document.documentElement).scrollBehavior,"
+                " matchMedia('(prefers-reduced-motion: reduce)').matches];"
+            )
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "", "features": []})
+    assert found["reduce"] == ["auto", True], f"{page}: with reduced motion: scroll-behavior {found['reduce']}"
+    assert found["no-preference"] == ["smooth", False], f"{page}: without it: {found['no-preference']}"
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_page_folded_answers_and_tabs_work(loaded, page):
     view = loaded(page)
