@@ -1861,6 +1861,103 @@ def test_reduced_motion_turns_smooth_scrolling_off(browser, server):
     assert found["no-preference"] == ["smooth", False], f"{page}: without it: {found['no-preference']}"
 
 
+# Print: each folded answer's header on the same printed page as the answer.
+# A link to a made-up address is put round each header's text and the first
+# words of each answer: in the PDF each becomes a link annotation, on the
+# page where it is drawn.
+MARK_DROPDOWNS = r"""
+const found = [];
+document.querySelectorAll('article details.sd-dropdown').forEach((details, i) => {
+  const mark = (node, what) => {
+    const a = document.createElement('a');
+    a.href = `https://marker.invalid/${what}-${i}`;
+    node.parentNode.insertBefore(a, node);
+    a.appendChild(node);
+  };
+  const title = details.querySelector('summary .sd-summary-text');
+  const body = details.querySelector('.sd-summary-content');
+  const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT, {acceptNode: n =>
+    n.textContent.trim() && !n.parentElement.closest('.katex-mathml, a')
+      ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP});
+  const first = walker.nextNode();
+  if (!title || !first) return;
+  mark(title.firstChild, 'summary');
+  mark(first, 'answer');
+  found.push(title.textContent.trim());
+});
+return found;
+"""
+PRINT_STATE_MARKERS = r"""
+return Array.from(document.querySelectorAll('article details.sd-dropdown .sd-summary-state-marker'))
+  .filter(m => getComputedStyle(m).display !== 'none').length;
+"""
+
+
+def _pdf_link_pages(data: bytes) -> dict[str, int]:
+    """Each link's address in a PDF (Chromium's, objects uncompressed) and the
+    number of the page it is on, in the page tree's order."""
+    objects = {int(m[1]): m[2] for m in re.finditer(rb"(?s)(\d+) 0 obj(.*?)endobj", data)}
+    roots = [k for k, v in objects.items() if re.search(rb"/Type\s*/Pages\b", v) and b"/Parent" not in v]
+    assert len(roots) == 1, f"{len(roots)} page-tree roots in the PDF"
+    pages: list[bytes] = []
+
+    def walk(number: int) -> None:
+        body = objects[number]
+        if re.search(rb"/Type\s*/Pages\b", body):
+            for kid in re.findall(rb"(\d+) 0 R", re.search(rb"/Kids\s*\[([^\]]*)\]", body)[1]):
+                walk(int(kid))
+        else:
+            pages.append(body)
+
+    walk(roots[0])
+    where: dict[str, int] = {}
+    for number, body in enumerate(pages, start=1):
+        annots = re.search(rb"/Annots\s*\[([^\]]*)\]", body)
+        for ref in re.findall(rb"(\d+) 0 R", annots[1] if annots else b""):
+            uri = re.search(rb"/URI\s*\(([^)]*)\)", objects[int(ref)])
+            if uri:
+                where.setdefault(uri[1].decode("latin-1"), number)
+    return where
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_prints_each_answer_header_with_its_answer(browser, server, page):
+    """Printed (as `make pdf` prints, A4), no page ends with a folded
+    answer's header whose answer starts on the next page, and the header's
+    chevron (a control) does not print (the review's L3: "Answer" ended pages
+    26 and 36 of page 2's PDF; sphinx-design's more specific selector kept
+    the chevron)."""
+    browser.get(f"{server}/{page}.html")
+    assert browser.execute_async_script(SITE_PDF.PREPARE) == "ready"
+    titles = browser.execute_script(MARK_DROPDOWNS)
+    assert titles, f"{page}: no folded answer to print"
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    try:
+        chevrons = browser.execute_script(PRINT_STATE_MARKERS)
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+    result = browser.execute_cdp_cmd(
+        "Page.printToPDF",
+        {
+            "printBackground": True,
+            "preferCSSPageSize": True,
+            "displayHeaderFooter": True,
+            "headerTemplate": "<div></div>",
+            "footerTemplate": SITE_PDF.FOOTER,
+        },
+    )
+    where = _pdf_link_pages(base64.b64decode(result["data"]))
+    problems = [f"{chevrons} chevrons print"] if chevrons else []
+    for k, title in enumerate(titles):
+        header, answer = (
+            where.get(f"https://marker.invalid/summary-{k}"),
+            where.get(f"https://marker.invalid/answer-{k}"),
+        )
+        if header is None or answer is None or header != answer:
+            problems.append(f"dropdown {k + 1} ({title!r}): its header on page {header}, its answer from page {answer}")
+    assert not problems, f"{page}.pdf:\n" + "\n".join(problems)
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_page_folded_answers_and_tabs_work(loaded, page):
     view = loaded(page)
