@@ -1861,6 +1861,21 @@ def test_reduced_motion_turns_smooth_scrolling_off(browser, server):
     assert found["no-preference"] == ["smooth", False], f"{page}: without it: {found['no-preference']}"
 
 
+def test_no_page_skips_a_heading_level(site):
+    """Headings go down one level at a time on every page (h2 to h3, never h2
+    straight to h4: the review's L9, on the robustness page), as a screen
+    reader's list of headings expects."""
+    problems = []
+    for doc in PAGES + ["index", ROBUSTNESS_DOC]:
+        html = (site / f"{doc}.html").read_text(encoding="utf-8")
+        article = html[html.find("<article") : html.find("</article>")]
+        levels = [int(level) for level in re.findall(r"<h([1-6])\b", article)]
+        skips = [f"h{a} to h{b}" for a, b in zip(levels, levels[1:], strict=False) if b > a + 1]
+        if skips or not levels:
+            problems.append(f"{doc}: {sorted(set(skips)) or 'no headings'}")
+    assert not problems, "pages that skip a heading level:\n" + "\n".join(problems)
+
+
 # Print: each folded answer's header on the same printed page as the answer.
 # A link to a made-up address is put round each header's text and the first
 # words of each answer: in the PDF each becomes a link annotation, on the
