@@ -226,3 +226,14 @@ def test_measurements_are_kept_for_the_same_inputs(tmp_path, monkeypatch):
     fresh = Section(page="demo", name="timing", inputs_hash="abc")
     cli.keep_measurements(fresh)
     assert fresh.quote("ms", 9.9, ".1f", measured=True) == "9.9"
+
+
+def test_a_setting_left_out_of_a_list_skips_its_statements_and_says_so():
+    """index_of finds a setting's place for the claims about it; a list a
+    reader changed that lacks it gives None and a note, not an exception."""
+    s = Section(page="demo", name="demo")
+    rates = (0.001, 0.01, 0.1)
+    assert s.index_of(rates, 0.01, "RATES") == 1
+    assert s.untested == []
+    assert s.index_of(rates, 0.03, "RATES") is None
+    assert s.untested == ["RATES has no 0.03: the page's statements about it were not tested"]

@@ -30,6 +30,7 @@ REDUCED_STEPS = 6
 TRAINS = 0.5  # a surviving run "trains" when its validation accuracy exceeds this
 BEST_GAP = 0.02
 CHECK_STEPS = 5  # hand-written batch norm against nn.BatchNorm1d, first steps' losses
+CHECK_RATE = 0.1  # ... at this rate
 
 
 def rate_key(rate: float) -> str:
@@ -60,8 +61,8 @@ def independent_runs(section) -> list[tuple]:
     steps = section.choose(full=STEPS, reduced=REDUCED_STEPS)
     sweep = [(mlp.run, (n, r, steps, section.seed_offset)) for n in reversed(NETWORKS) for r in RATES]
     check = [
-        (mlp.run, ("batch norm", RATES[4], CHECK_STEPS, section.seed_offset, None, None)),
-        (mlp.run, ("batch norm", RATES[4], CHECK_STEPS, section.seed_offset, None, torch.nn.BatchNorm1d)),
+        (mlp.run, ("batch norm", CHECK_RATE, CHECK_STEPS, section.seed_offset, None, None)),
+        (mlp.run, ("batch norm", CHECK_RATE, CHECK_STEPS, section.seed_offset, None, torch.nn.BatchNorm1d)),
     ]
     return sweep + check
 

@@ -161,7 +161,7 @@ def compute(section, trained: list[dict]):
         )
 
     # How far each layer's inputs move between steps, at the lower rate (every network survives it).
-    rate = RATES[0]
+    rate = min(RATES)
     bn_moves = runs["batch norm", rate]
     q("bn_mean_move_largest", max(bn_moves["mean_moves"]), ".3f")
     q("bn_std_move_largest", max(bn_moves["std_moves"]), ".3f")

@@ -154,7 +154,7 @@ def compute(section, trained: list[dict]):
         f"with {with_qk:.4f}, without {without:.4f}",
         key="lower-with-qk-norm",
     )
-    middle, low = RATES[1], RATES[0]
+    middle, low = RATES[len(RATES) // 2], RATES[0]
     section.claim(
         f"at lr {middle:g} the final validation loss is lower with QK-norm",
         runs[(middle, True)]["validation"][-1] < runs[(middle, False)]["validation"][-1],
@@ -201,7 +201,7 @@ def draw(section, results):
         "with it, it stays under the bound its learned gains set",
     )
     plain_ax, qk_ax = fig.subplots(1, 2)
-    colours = {RATES[0]: PALETTE["green"], RATES[1]: PALETTE["orange"], RATES[2]: PALETTE["red"]}
+    colours = dict(zip(RATES, [PALETTE[c] for c in ("green", "orange", "red", "purple", "sky", "blue")]))
     rate_texts = section.texts("rates")
     steps = np.arange(1, len(largest[(RATES[0], False)]) + 1)
     for ax, qk in ((plain_ax, False), (qk_ax, True)):

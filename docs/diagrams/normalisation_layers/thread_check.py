@@ -104,7 +104,7 @@ def runs(steps: int | None) -> list[tuple[str, object, tuple[str, ...]]]:
     """(name, a function of no arguments that trains the run and returns its
     results, the results it may change on two threads): each run with its
     section's full settings, or cut to ``steps``."""
-    s3_rate = batch_norm_learning_rate.RATES[4]  # 0.1, the rate of the section's check against torch
+    s3_rate = batch_norm_learning_rate.CHECK_RATE  # the rate of the section's check against torch
     s3_steps = steps or batch_norm_learning_rate.STEPS
     s4_rate, s4_steps = max(covariate_shift.RATES), steps or covariate_shift.STEPS
     s5_steps = steps or loss_smoothness.STEPS

@@ -94,6 +94,7 @@ def run_section(
         results = module.compute(section, run_results)
     else:
         results = module.compute(section)
+    section.results = results
     failed = section.failed_claims()
     if failed and raise_on_failed_claims:
         raise ClaimsFailed(f"{section.name}: claim failed: " + "; claim failed: ".join(failed))

@@ -194,6 +194,8 @@ class Section:
     figures: list[str] = field(default_factory=list)
     caption_phrases: dict[str, list[str]] = field(default_factory=dict)  # SVG name -> phrases
     heavy: bool = False  # the section has a reduced configuration (it called choose)
+    untested: list[str] = field(default_factory=list)  # settings a changed configuration left out (index_of)
+    results: Any = field(default=None, repr=False)  # what compute returned (the notebook shows it)
     _last_progress: float = -math.inf
     _started: float = field(default_factory=lambda: time.perf_counter())
 
@@ -405,6 +407,18 @@ class Section:
             None,
             condition_form(sys._getframe(1), form),
         )
+
+    def index_of(self, values: Sequence[Any], value: Any, what: str) -> int | None:
+        """Where ``value`` sits in a configuration list (``what`` names the
+        list), for the statements the page makes about that one setting.
+        None when a reader's configuration (the notebook's tinker mode) left
+        it out: the caller then skips those statements, and ``untested``
+        says which setting they needed instead of an exception."""
+        for i, v in enumerate(values):
+            if v == value:
+                return i
+        self.untested.append(f"{what} has no {value!r}: the page's statements about it were not tested")
+        return None
 
     # -- figures -------------------------------------------------------------
     @property
