@@ -143,3 +143,36 @@ def test_a_machine_that_cannot_honour_the_pin_keeps_its_own_numbers(monkeypatch)
     """There the author's loop works on what that machine makes."""
     monkeypatch.setenv(numeric_env.UNPINNED_ENV, "1")
     assert numeric_env.foreign({"environment": FOREIGN}) is None
+
+
+def test_a_notebook_kernel_that_loaded_numpy_first_runs_on_and_says_so():
+    """Colab's kernel loads numpy before a notebook's first cell: the
+    notebook's pin (apply_late) then carries on under a label that is never
+    the page's own run, with a note, instead of the error a script gets."""
+    code = (
+        "import numpy\nfrom pagekit import numeric_env\n"
+        "print(numeric_env.apply_late())\n"
+        "from pagekit.record import Section\n"
+        "print(Section(page='demo', name='demo').is_page_run)"
+    )
+    # A kernel started outside the project: none of the pin's variables set yet.
+    kernel = {k: v for k, v in os.environ.items() if k not in numeric_env.PIN and k != numeric_env.WARNED_ENV}
+    late = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=kernel)
+    assert late.stdout.split() == [numeric_env.LATE, "False"], late.stderr
+    assert "numpy was loaded before" in late.stderr
+    script = subprocess.run(
+        [sys.executable, "-c", "import numpy\nfrom pagekit import numeric_env\nnumeric_env.applied_variant()"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=kernel,
+    )
+    assert script.returncode != 0 and "must be applied before numpy" in script.stderr
+    fresh = subprocess.run(
+        [sys.executable, "-c", "from pagekit import numeric_env\nprint(numeric_env.apply_late())"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=kernel,
+    )
+    assert fresh.stdout.split() == [numeric_env.applied_variant()]

@@ -234,6 +234,36 @@ def applied_variant() -> str:
     return _APPLIED
 
 
+LATE = "loaded-before-pin"  # the label of a process whose numpy loaded before the pin (apply_late)
+
+
+def apply_late() -> str:
+    """applied_variant() for a notebook kernel, which may have loaded numpy
+    before this package (Colab's does): there, instead of an error, the pin's
+    variables are set for what loads later (torch) and LATE is returned, with
+    a note that the last digits may differ from the page's. Its runs are
+    never the page's own (record.Section.is_page_run)."""
+    global _APPLIED
+    try:
+        return applied_variant()
+    except RuntimeError:
+        pass
+    honoured = can_honour_pin()
+    wanted = settings(PINNED) if honoured else {k: v for k, v in PIN.items() if k not in NEEDS_AVX2}
+    os.environ.update(wanted)
+    if _routed() and not any(isinstance(f, _RouteTorchMatmul) for f in sys.meta_path):
+        sys.meta_path.insert(0, _RouteTorchMatmul())
+    if "torch" in sys.modules:
+        install_routes()
+    print(
+        "note: numpy was loaded before this package could pin its kernels (Colab loads it at start; "
+        "elsewhere, restart the kernel and run from the top), so the last digits may differ from the page's",
+        file=sys.stderr,
+    )
+    _APPLIED = LATE
+    return LATE
+
+
 class _RouteTorchMatmul:
     """An import hook: as soon as torch has loaded (whoever imports it), its
     matrix products are sent to OpenBLAS (openblas_matmul.install), so no

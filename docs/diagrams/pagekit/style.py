@@ -9,6 +9,7 @@ Decides SVG bytes, so it is one of the inputs of every section (inputs.py).
 from __future__ import annotations
 
 import math
+import sys
 from typing import Callable, Sequence
 
 from pagekit import numeric_env
@@ -17,7 +18,11 @@ numeric_env.applied_variant()  # the pin, before matplotlib loads numpy
 
 import matplotlib
 
-matplotlib.use("Agg")  # no display; SVGs are written by the svg backend anyway
+if "ipykernel" not in sys.modules:
+    # No display. Inside a Jupyter kernel the kernel's backend stays, so a
+    # reader's own plt.show() shows; the figures here are drawn without
+    # pyplot and written by the svg backend either way.
+    matplotlib.use("Agg")
 from matplotlib.figure import Figure  # (after the backend choice)
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
