@@ -76,10 +76,10 @@ SESSION_FIXTURE_TIMEOUT = 600
 # worker the groups go first, longest first, so both workers start on them
 # and the short tests fill in after.
 XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
-# The notebooks' tests share a worker with the tests of the regenerated
-# sections: that fixture takes the sections the notebooks ran.
-MODULE_UNITS = {"test_notebooks": "regenerated", "test_site": "site", "test_page_snippet": "page-snippet"}
-UNIT_ORDER = ("regenerated", "site")
+# The notebooks' runs (a fresh environment, then the notebooks) go first:
+# their child processes work beside every other test.
+MODULE_UNITS = {"test_notebooks": "notebooks", "test_site": "site", "test_page_snippet": "page-snippet"}
+UNIT_ORDER = ("notebooks", "regenerated", "site")
 
 
 def xdist_unit_of(item) -> str | None:
@@ -236,32 +236,15 @@ def selected_sections(session) -> list:
 @pytest.fixture(scope="session")
 def regenerated(request, tmp_path_factory) -> dict[tuple[str, str], SectionRun]:
     """Every section's run for the tests: the reduced configuration of a heavy
-    section, the page's own of the others, at seed offset 0, figures drawn.
-
-    When this session executes the notebooks, the sections they ran cleanly
-    are taken from them (the notebook runs each section through the same
-    run_section, in the same setting, from the same code; the figures and
-    numbers it leaves are the same bytes): running them again here cost
-    about 13 CPU seconds of every make test. The others run here, in forked
-    workers, as make figures runs them. Only the sections the session's
-    tests ask for are run (selected_sections); keyed by (package, section)."""
-    from_notebooks = {}
-    if runs_notebooks(request.session):
-        import test_notebooks
-
-        from_notebooks = test_notebooks.section_runs()
+    section, the page's own of the others, at seed offset 0, figures drawn,
+    in forked workers, as make figures runs them. Only the sections the
+    session's tests ask for are run (selected_sections); keyed by (package, section)."""
     runs, jobs = {}, []
     out = tmp_path_factory.mktemp("figures")
     wanted = selected_sections(request.session)
     for script in wanted:
-        heavy = is_heavy(script)
-        if (script.package, script.name) in from_notebooks:
-            record, notebook_out = from_notebooks[(script.package, script.name)]
-            result = {"script": script, "ok": True, "record": record, "error": None}
-            runs[(script.package, script.name)] = SectionRun(script, result, notebook_out, heavy)
-        else:
-            page_out = out / page_config(script.package).PAGE
-            jobs.append(Job(script, out_dir=str(page_out), inputs_hash=current_hash(script), reduced=heavy))
+        page_out = out / page_config(script.package).PAGE
+        jobs.append(Job(script, out_dir=str(page_out), inputs_hash=current_hash(script), reduced=is_heavy(script)))
     for job, result in zip(jobs, run_many(jobs), strict=True):
         runs[(job.script.package, job.script.name)] = SectionRun(job.script, result, out, job.reduced)
     return {(script.package, script.name): runs[(script.package, script.name)] for script in wanted}

@@ -1,25 +1,28 @@
-"""Each page's notebook is current, valid, and runs to the pinned numbers.
+"""Each page's notebook is current, holds the page's own code only, and runs as a reader runs it.
 
 - The committed notebook (figures/<page>/<page>.ipynb) is byte for byte what
-  docs/diagrams/notebooks.py builds now from the scripts, the committed
-  numbers and the golden record: a script edited without `make notebooks`
-  fails here. It is a valid nbformat 4 notebook whose first code cell holds
-  the setting, every module cell is the repository file it names, every
-  section runs once in the page's order, and every experiment states a
-  measured time.
+  pagekit.notebooks builds now from the scripts, the committed numbers and
+  the golden record: a script edited without `make notebooks` fails here.
+- It is a valid nbformat 4 notebook with no machinery in it: its first code
+  cell installs the project's package (and the pinned versions of what the
+  pages import), the next holds the setting, and each experiment is one cell,
+  ``%%section <package>.<script>`` followed by that script's own code, every
+  section once, in the page's order. No cell writes a module or touches the
+  module search path.
 - The page links the notebook above its first section and in every section
   where an experiment first runs.
-- Executed top to bottom with nbclient in a temporary directory (slow):
-  each page in its quick setting, every number it prints equal to the
-  golden record's pinned reduced run (the full run's for a section without a
-  reduced configuration). Timings (measured quotes) are not compared.
-  The sections' numbers and figures the runs leave there serve the session
-  as its reduced runs (conftest's ``regenerated``): the golden-number and
-  figure tests check them, so no section is computed twice.
+- Executed as a reader executes it (slow; tests/notebook_runs.py): in a fresh
+  virtual environment made by the notebook's own install cell, each page in
+  its quick setting prints every number equal to the golden record's pinned
+  reduced run (the full run's for a section without a reduced
+  configuration), timings aside; and one tinker per notebook (a changed
+  rate, in the page setting) finishes, names the page's statements that
+  stopped holding, and a reader's own plot shows.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import os
@@ -34,16 +37,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from pagekit import executor, notebooks
+import notebook_runs
 from conftest import PIN_HOLDS, REPO_ROOT, page_ids
-from pagekit.paths import golden_dir
+from pagekit import executor, notebooks
+from pagekit.paths import BUILD_DIR, golden_dir
 from pagekit.registry import page_config, page_packages
 
 PACKAGES = page_packages()
-RUN_CELL = re.compile(r"^(\w+) = experiment\('(\w+)', '(\w+)', SETTING\)$")
-# Every page's notebook runs in its quick setting under make test (one
-# setting for all, so a new page needs no entry here).
-SETTING_UNDER_TEST = "quick"
+SECTION_CELL = re.compile(r"^%%section (\w+)\.(\w+)\n")
 
 
 @pytest.mark.parametrize("package", PACKAGES, ids=page_ids(PACKAGES))
@@ -56,42 +57,86 @@ def test_notebook_is_current(package):
 
 
 @pytest.mark.parametrize("package", PACKAGES, ids=page_ids(PACKAGES))
-def test_notebook_is_valid_and_holds_the_repository_code(package):
+def test_notebook_holds_the_pages_code_and_no_machinery(package):
     notebook = nbformat.read(notebooks.notebook_path(package), as_version=4)
     nbformat.validate(notebook)
-    code = [c for c in notebook.cells if c.cell_type == "code"]
-    assert code[0].source.count(notebooks.SETTING_LINE) == 1, "the first code cell must hold the setting"
-    prefix = f"%%writefile {notebooks.code_dir_name(package)}/"
-    written = {}
-    for cell in code:
-        first, _, body = cell.source.partition("\n")
-        if first.startswith(prefix):
-            written[first[len(prefix) :]] = body
-    for relative, body in written.items():
-        source = REPO_ROOT / relative
-        if source.exists():
-            assert body == source.read_text(encoding="utf-8"), f"the cell writing {relative} is not its file"
-    scripts = [s for _, s in notebooks.sections_in_page_order(package)]
-    for script in scripts:
-        assert f"docs/diagrams/{package}/{script}.py" in written, f"{script}.py has no cell"
-    runs = [RUN_CELL.match(c.source).group(3) for c in code if RUN_CELL.match(c.source)]
-    assert runs == scripts, "the notebook must run every section once, in the page's order"
+    code = [c.source for c in notebook.cells if c.cell_type == "code"]
+    install, setting = code[0], code[1]
+    assert "pip" in install and "pagekit" in install, "the first code cell must install the project's package"
+    for pin in notebooks.pinned_versions():
+        assert f'"{pin}"' in install, f"the install cell does not pin {pin} (requirements.lock)"
+    assert setting.count(notebooks.SETTING_LINE) == 1, "the second code cell must hold the setting"
+    experiments = [(m.group(1), m.group(2), source) for source in code if (m := SECTION_CELL.match(source))]
+    assert [s for _, s, _ in experiments] == [s for _, s in notebooks.sections_in_page_order(package)], (
+        "the notebook must run every section once, in the page's order"
+    )
+    for cell_package, script, source in experiments:
+        assert cell_package == package
+        assert source == notebooks.section_cell_source(package, script)
+        assert source.partition("\n")[2] in (REPO_ROOT / "docs" / "diagrams" / package / f"{script}.py").read_text(
+            encoding="utf-8"
+        ), f"{script}'s cell is not its script's code"
+    machinery = [s.splitlines()[0] for s in code if "%%writefile" in s or touches_search_path(s)]
+    assert not machinery, f"cells that write or load machinery: {machinery}"
     untimed = [
         c.source.splitlines()[0] for c in notebook.cells if c.cell_type == "markdown" and "not measured yet" in c.source
     ]
     assert not untimed, f"experiments without a measured time (run `make notebook-times`): {untimed}"
 
 
-def printed_tables(notebook) -> dict[str, dict[str, str]]:
-    """{section: {quote: text this run printed}} from each run cell's table."""
+def touches_search_path(source: str) -> bool:
+    """Whether code reads or edits the interpreter's module search path (sys's ``path``)."""
+    body = "\n".join(line for line in source.splitlines() if not line.startswith("%%"))
+    return any(
+        isinstance(node, ast.Attribute)
+        and node.attr == "path"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "sys"
+        for node in ast.walk(ast.parse(body))
+    )
+
+
+def test_install_cell_finds_the_clone_or_the_package_file(tmp_path):
+    """The install cell installs from the clone around the notebook, from a
+    package file beside it, and otherwise says where to get one."""
+    source = next(
+        c.source
+        for c in nbformat.read(notebooks.notebook_path(PACKAGES[0]), as_version=4).cells
+        if c.cell_type == "code"
+    )
+    body = source.split("\nif importlib.util.find_spec")[0]  # the definitions, not the install
+    found = {}
+
+    def page_code(cwd: Path) -> list[str]:
+        namespace: dict = {}
+        previous = Path.cwd()
+        os.chdir(cwd)
+        try:
+            exec(body, namespace)
+            return namespace["page_code"]()
+        finally:
+            os.chdir(previous)
+
+    found["clone"] = page_code(REPO_ROOT / "figures")
+    assert found["clone"] == ["-e", str(REPO_ROOT)]
+    (tmp_path / "pagekit-0.1.0-py3-none-any.whl").write_bytes(b"")
+    assert page_code(tmp_path) == [str(tmp_path / "pagekit-0.1.0-py3-none-any.whl")]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(FileNotFoundError, match="pagekit-<version>-py3-none-any.whl"):
+        page_code(empty)
+
+
+def printed_tables(notebook) -> dict[str, dict]:
+    """{section: {"rows": {quote: (this run, expected)}, "figures": n, "text": printed}} from each experiment cell."""
     tables = {}
     for cell in notebook.cells:
-        match = RUN_CELL.match(cell.source) if cell.cell_type == "code" else None
+        match = SECTION_CELL.match(cell.source) if cell.cell_type == "code" else None
         if not match:
             continue
         for output in cell.outputs:
             if output.output_type == "error":
-                pytest.fail(f"{match.group(3)}: {output.ename}: {output.evalue}", pytrace=False)
+                pytest.fail(f"{match.group(2)}: {output.ename}: {output.evalue}", pytrace=False)
         table = next(
             (
                 o.data["text/markdown"]
@@ -100,138 +145,80 @@ def printed_tables(notebook) -> dict[str, dict[str, str]]:
             ),
             None,
         )
-        assert table is not None, f"{match.group(3)} printed no table of its numbers"
+        assert table is not None, f"{match.group(2)} printed no table of its numbers"
         rows = {}
         for line in table.splitlines()[2:]:
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             rows[cells[0]] = (cells[1], cells[2])
         figures = sum(1 for o in cell.outputs if o.output_type == "display_data" and "image/svg+xml" in o.data)
-        tables[match.group(3)] = {"rows": rows, "figures": figures}
+        text = "".join(o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stdout")
+        tables[match.group(2)] = {"rows": rows, "figures": figures, "text": text}
     return tables
 
 
-_RUNS: dict[str, tuple[subprocess.Popen, Path]] = {}  # package: (its run, its working directory)
-_FINISHED: dict[str, tuple[int, str]] = {}  # package: (exit status, the end of its log)
+_RUN: dict = {}  # "process": the run of tests/notebook_runs.py, "scratch": its folder, "log": its output
 
 
 def start_executing() -> None:
-    """Start executing every page's notebook, each in a child process (its
-    own kernel), so both cores work on them; conftest calls this as soon as
-    the tests are collected, so the notebooks run beside the other tests.
-    Each runs in a working directory that is kept to the end of the session:
-    the sections' outputs the notebook leaves there are the session's
-    reduced runs too (``section_runs``)."""
-    if _RUNS:
+    """Start tests/notebook_runs.py in a child process (its own session, so
+    stop_executing ends its kernels with it; it dies with this process).
+    conftest calls this as soon as the tests are collected, so the runs go on
+    beside the other tests. Its folder is inside the clone (the install cell
+    installs the clone around the notebook) and is removed at the end."""
+    if _RUN:
         return
-    scratch = Path(tempfile.mkdtemp(prefix="executed-notebooks-"))
-    for package in PACKAGES:
-        workdir = scratch / package
-        command = [
-            sys.executable,
-            str(Path(notebooks.__file__)),
-            "--page",
-            package,
-            "--execute",
-            SETTING_UNDER_TEST,
-            str(scratch / f"{package}.ipynb"),
-            "--workdir",
-            str(workdir),
-        ]
-        # A session of its own: stop_executing ends its kernel with it. And it
-        # dies with this process (a SIGTERM to the test run skips stop_executing),
-        # shutting its kernel down on the way (notebooks.py --execute).
-        _RUNS[package] = (
-            subprocess.Popen(
-                command,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                start_new_session=True,
-                preexec_fn=executor.die_with_parent,
-            ),
-            workdir,
-        )
+    BUILD_DIR.mkdir(exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="notebook-runs-", dir=BUILD_DIR))
+    _RUN["scratch"] = scratch
+    _RUN["process"] = subprocess.Popen(
+        [sys.executable, str(Path(notebook_runs.__file__)), str(scratch)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=executor.die_with_parent,
+    )
 
 
-def finished(package: str) -> tuple[int, str]:
-    """Wait for a page's notebook run (started if it was not): its exit
-    status and the end of its log."""
+def finished() -> dict:
+    """Wait for the runs (started if they were not): {run: exit status}, or
+    an error holding the end of the log."""
     start_executing()
-    if package not in _FINISHED:
-        process, _ = _RUNS[package]
-        log, _ = process.communicate(timeout=notebooks.EXECUTE_TIMEOUT)
-        _FINISHED[package] = (process.returncode, log[-3000:])
-    return _FINISHED[package]
+    if "status" not in _RUN:
+        log, _ = _RUN["process"].communicate(timeout=notebooks.EXECUTE_TIMEOUT)
+        _RUN["log"] = log[-4000:]
+        path = _RUN["scratch"] / "status.json"
+        _RUN["status"] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    if _RUN["status"] is None:
+        pytest.fail(f"the notebooks could not be run as a reader runs them:\n{_RUN['log']}", pytrace=False)
+    return _RUN["status"]
 
 
-def executed_notebook(package: str) -> Path:
-    return _RUNS[package][1].parent / f"{package}.ipynb"
+def executed_notebook(run: str) -> nbformat.NotebookNode:
+    status = finished()
+    package = run.removesuffix("-tinker")
+    path = _RUN["scratch"] / run / f"{page_config(package).PAGE}-ran.ipynb"
+    if status.get(run) != 0 or not path.exists():
+        pytest.fail(f"{run}: jupyter execute failed:\n{_RUN['log']}", pytrace=False)
+    return nbformat.read(path, as_version=4)
 
 
 def stop_executing() -> None:
-    """Stop the notebooks' runs still going (a session that ended before
-    their tests, interrupted or failed fast), kernels included, and remove
-    what they wrote."""
-    for process, _ in _RUNS.values():
-        if process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    for scratch in {workdir.parent for _, workdir in _RUNS.values()}:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def section_runs() -> dict[tuple[str, str], tuple[dict, Path]]:
-    """{(package, section): (its numbers record, the folder above its page's
-    outputs)} for every section this session's notebook runs made cleanly:
-    the quick setting (the tests' reduced configuration of a heavy section,
-    the page's own of the others), a committed notebook that is current (so
-    its code is the repository's), the section's cell without an error.
-    conftest's ``regenerated`` takes these instead of running the sections
-    again; a section missing here it runs itself, so a broken one fails
-    alone, with its own error."""
-    runs = {}
-    for package in PACKAGES:
-        setting = SETTING_UNDER_TEST
-        path = notebooks.notebook_path(package)
-        if (
-            setting != "quick"
-            or not path.exists()
-            or path.read_text(encoding="utf-8") != notebooks.notebook_text(package)
-        ):
-            continue
-        status, _ = finished(package)
-        output = executed_notebook(package)
-        if status != 0 or not output.exists():
-            continue  # nbclient stops at a failing cell: the sections run themselves
-        out = notebooks.runs_dir(package, setting, _RUNS[package][1])
-        numbers = out / page_config(package).PAGE / "numbers"
-        for cell in nbformat.read(output, as_version=4).cells:
-            match = RUN_CELL.match(cell.source) if cell.cell_type == "code" else None
-            if match and not any(o.output_type == "error" for o in cell.outputs):
-                record_path = numbers / f"{match.group(3)}.json"
-                if record_path.exists():
-                    runs[(package, match.group(3))] = (json.loads(record_path.read_text(encoding="utf-8")), out)
-    return runs
-
-
-@pytest.fixture(scope="module")
-def executed() -> dict:
-    """{package: executed notebook, or the error output of its run}."""
-    results = {}
-    for package in PACKAGES:
-        status, log = finished(package)
-        output = executed_notebook(package)
-        results[package] = nbformat.read(output, as_version=4) if status == 0 and output.exists() else RuntimeError(log)
-    return results
+    """Stop the runs still going (a session that ended before their tests),
+    kernels included, and remove what they wrote."""
+    process = _RUN.get("process")
+    if process is not None and process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    if "scratch" in _RUN:
+        shutil.rmtree(_RUN["scratch"], ignore_errors=True)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("package", PACKAGES, ids=page_ids(PACKAGES))
-def test_notebook_runs_and_prints_the_pinned_numbers(executed, package):
-    setting, notebook = SETTING_UNDER_TEST, executed[package]
-    if isinstance(notebook, Exception):
-        pytest.fail(f"{package}'s notebook failed in the {setting} setting: {notebook}", pytrace=False)
+def test_notebook_runs_and_prints_the_pinned_numbers(package):
+    notebook = executed_notebook(package)
     page = page_config(package).PAGE
     tables = printed_tables(notebook)
     assert list(tables) == [s for _, s in notebooks.sections_in_page_order(package)]
@@ -241,8 +228,6 @@ def test_notebook_runs_and_prints_the_pinned_numbers(executed, package):
             (REPO_ROOT / "figures" / page / "numbers" / f"{section}.json").read_text(encoding="utf-8")
         )
         heavy = committed.get("heavy")
-        if setting == "page" and heavy:
-            pytest.fail(f"{section} has a reduced configuration: run this page's notebook in the quick setting")
         pinned = notebooks.flat_texts(golden["reduced"]["quotes"] if heavy else golden["quotes"])
         measured = {name for name, q in committed["quotes"].items() if q.get("measured")}
         rows = {name: texts for name, texts in printed["rows"].items() if name.split("[")[0] not in measured}
@@ -253,7 +238,26 @@ def test_notebook_runs_and_prints_the_pinned_numbers(executed, package):
         if not PIN_HOLDS:
             continue  # other kernels (no pin, or make doctor's foreign fingerprint): last digits may differ
         wrong = {name: (rows[name][0], text) for name, text in pinned.items() if rows[name][0] != text}
-        assert not wrong, f"{section} ({setting}): printed ≠ pinned for {wrong}"
+        assert not wrong, f"{section} (quick): printed ≠ pinned for {wrong}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("package", sorted(notebook_runs.TINKERS), ids=page_ids(sorted(notebook_runs.TINKERS)))
+def test_a_changed_rate_finishes_and_names_the_statements_that_stopped_holding(package):
+    """A reader's changed experiment raises nothing, shows its numbers and
+    figures, and names each of the page's statements that no longer holds;
+    the reader's own plot shows (the kernel's display backend is left alone)."""
+    script = notebook_runs.TINKERS[package][0]
+    notebook = executed_notebook(f"{package}-tinker")
+    printed = printed_tables(notebook)[script]
+    assert "your changes" in printed["text"], "the run does not say it is the reader's configuration"
+    stopped = re.findall(r"the page's statement does not hold for your settings: (.+)", printed["text"])
+    assert stopped, f"no statement named as no longer holding:\n{printed['text']}"
+    assert printed["figures"] > 0 and printed["rows"], "the changed run showed no numbers or no figure"
+    own_plot = notebook.cells[-1]
+    assert any(o.output_type == "display_data" and "image/png" in o.data for o in own_plot.outputs), (
+        "a reader's own plt.show() showed nothing"
+    )
 
 
 @pytest.mark.parametrize("package", PACKAGES, ids=page_ids(PACKAGES))
@@ -270,40 +274,15 @@ def test_page_links_its_notebook_at_the_top_and_at_each_experiment(package):
     assert not missing, f"{config.PAGE_FILE}: sections {missing} run an experiment but do not link the notebook"
 
 
-def test_only_sections_a_current_notebook_ran_cleanly_stand_in_for_the_reduced_runs(tmp_path, monkeypatch):
-    """section_runs takes a section's outputs from a notebook run only when
-    the committed notebook is current, its run ended well and the section's
-    cell raised nothing; conftest runs every other section itself."""
-    package, page = "normalisation_and_stability", "normalisation-and-stability"
-    workdir = tmp_path / package
-    numbers = notebooks.runs_dir(package, "quick", workdir) / page / "numbers"
-    numbers.mkdir(parents=True)
-    for section in ("unit_mismatch", "batch_dependence", "mixed_precision"):
-        (numbers / f"{section}.json").write_text(json.dumps({"name": section}), encoding="utf-8")
-    run_cell = "{0} = experiment('{1}', '{0}', SETTING)"
-    notebook = nbformat.v4.new_notebook(
-        cells=[
-            nbformat.v4.new_code_cell(run_cell.format("unit_mismatch", package)),
-            nbformat.v4.new_code_cell(
-                run_cell.format("batch_dependence", package),
-                outputs=[nbformat.v4.new_output("error", ename="ClaimsFailed", evalue="a claim failed", traceback=[])],
-            ),
-            nbformat.v4.new_code_cell(run_cell.format("norm_worked_vector", package)),  # wrote no numbers
-        ]
-    )
-    nbformat.write(notebook, tmp_path / f"{package}.ipynb")
-    monkeypatch.setattr(sys.modules[__name__], "PACKAGES", [package])
-    committed = notebooks.notebook_path(package).read_text(encoding="utf-8")
-    monkeypatch.setattr(notebooks, "notebook_text", lambda package: committed)  # current (the test of that is above)
-    monkeypatch.setitem(_RUNS, package, (None, workdir))
-    monkeypatch.setitem(_FINISHED, package, (0, ""))
-    assert set(section_runs()) == {(package, "unit_mismatch")}
-    assert section_runs()[(package, "unit_mismatch")] == (
-        {"name": "unit_mismatch"},
-        notebooks.runs_dir(package, "quick", workdir),
-    )
-    monkeypatch.setitem(_FINISHED, package, (1, "a cell failed"))
-    assert section_runs() == {}
-    monkeypatch.setitem(_FINISHED, package, (0, ""))
-    monkeypatch.setattr(notebooks, "notebook_text", lambda package: "a newer build")
-    assert section_runs() == {}, "a stale notebook holds older code: its runs must not stand in"
+def test_experiment_cell_runs_as_its_module_and_detects_changes():
+    """The cell magic's core: a cell equal to its script (comments and layout
+    aside) is the page's code; any other edit is the reader's."""
+    from pagekit import notebook_kit
+
+    package, script = "normalisation_and_stability", "norm_worked_vector"
+    source = notebooks.section_cell_source(package, script).partition("\n")[2]
+    assert notebook_kit.is_page_code(f"{package}.{script}", source)
+    assert notebook_kit.is_page_code(f"{package}.{script}", "# a reader's note\n" + source)
+    changed = re.sub(r"^(\w+) = (\d+)", r"\1 = \2 + 1", source, count=1, flags=re.M)
+    assert changed != source
+    assert not notebook_kit.is_page_code(f"{package}.{script}", changed)

@@ -160,7 +160,11 @@ def code_content(path: Path, *, leave_out: frozenset[str] = frozenset()) -> byte
     """What of a Python file can decide a number: its syntax tree without
     comments, docstrings (module, class, function) or layout, and without the
     module-level assignments to the names in ``leave_out``."""
-    tree = parse(path)
+    return tree_content(parse(path), leave_out=leave_out)
+
+
+def tree_content(tree: ast.Module, *, leave_out: frozenset[str] = frozenset()) -> bytes:
+    """code_content of a parsed module (a notebook cell's too)."""
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             node.body = _without_docstrings(node.body)

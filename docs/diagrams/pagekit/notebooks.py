@@ -1,40 +1,33 @@
 """Each page's notebook, built from its section scripts (`make notebooks`).
 
 The notebook reruns the page's experiments in the page's order with the
-page's own code, all of it in the notebook: every module an experiment runs
-(the shared machinery, the page's helper modules, the section scripts) is a
-``%%writefile`` cell holding that file's source as it is in the repository,
-so the notebook writes a small copy of the repository beside itself and
-imports from it; nothing comes from an import the reader cannot see. Data
-the experiments read (the corpus, the robustness report's data) is written
-by collapsed cells, binary files as base64. The first code cell holds the
-one setting, "quick" (the tests' reduced configuration of every heavy
-section) or "page" (the page's own configuration), and stops if numpy or
-torch is already loaded; the cell after numeric_env's pins the numeric
-environment (numeric_env.apply) before anything imports either.
+page's own code, and holds no machinery: its first cell installs the
+project's package (``pagekit`` with the page packages beside it: from the
+clone around the notebook, else from the package file published with the
+page) with numpy, matplotlib and torch at the versions that made the page's
+numbers. Each experiment is one editable cell: ``%%section <package>.<script>``
+(notebook_kit's cell magic) followed by the section script's source as it
+is in the repository, its docstring shown above it as text. The page's
+numbers to compare with are one folded cell of data.
 
-Each experiment's cell runs ``notebook_kit.experiment``: its numbers beside
-the page's committed ones (and, in the quick setting, beside the golden
-record's pinned reduced run), its time, its figures. The notebook says how
-long each experiment took when it was last measured
-(``figures/<page>/notebook-timings.json``, written by ``--time``).
+The setting cell chooses "quick" (the tests' reduced configuration of every
+heavy section) or "page" (the page's own configuration); a reader who edits
+a cell is in the tinker mode (notebook_kit).
 
 Built with nbformat, never edited by hand: the notebook is a function of
-its inputs (the files above, the committed numbers, the golden record, the
-timings and this script), whose hash it records, so `make notebooks` with
-nothing changed rewrites nothing and a test fails when the committed
-notebook differs from a fresh build.
+its inputs (the scripts, the page's headings and code blocks, the committed
+numbers, the golden record, the timings, the pins and this script), whose
+hash it records, so `make notebooks` with nothing changed rewrites nothing
+and a test fails when the committed notebook differs from a fresh build.
 
-    python docs/diagrams/notebooks.py [--page SLUG] [--check]
-    python docs/diagrams/notebooks.py --time quick|page [--page SLUG]
-    python docs/diagrams/notebooks.py --execute quick|page OUTPUT --page SLUG
+    python -m pagekit.notebooks [--page SLUG] [--check]
+    python -m pagekit.notebooks --time quick|page [--page SLUG]
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import base64
 import hashlib
 import json
 import os
@@ -45,32 +38,17 @@ import time
 from pathlib import Path
 
 from pagekit import inputs as section_inputs
-from pagekit.paths import DIAGRAMS_DIR, FIGURES_DIR, PACKAGE_DIR, REPO_ROOT, golden_dir
+from pagekit.paths import DIAGRAMS_DIR, FIGURES_DIR, NOTEBOOK_RUNS, REPO_ROOT, golden_dir
 from pagekit.registry import package_for_page, page_config, page_packages, rel_path
 from pagekit.registry import sections_in_page_order as registry_sections_in_page_order
 
-# The machinery every experiment runs through, in the order the notebook
-# writes it; notebook_kit is the notebook's own runner.
-MACHINERY = (
-    "__init__.py",
-    "paths.py",
-    "numeric_env.py",
-    "openblas_matmul.py",
-    "exact_sqrt.py",
-    "registry.py",
-    "inputs.py",
-    "figure_bounds.py",
-    "executor.py",
-    "atomic.py",
-    "numformat.py",
-    "style.py",
-    "torch_loader.py",
-    "record.py",
-    "cli.py",
-    "section.py",
-    "notebook_kit.py",
-)
 SETTING_LINE = 'SETTING = "quick"'
+SECTION_MAGIC = "%%section"
+# What the install cell pins: the packages the pages' code imports, at the
+# versions in requirements.lock (torch without its local "+cpu" label: the
+# CPU-only index serves it under that name on Linux, PyPI elsewhere).
+PINNED_PACKAGES = ("numpy", "matplotlib", "threadpoolctl", "torch")
+CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 EXECUTE_TIMEOUT = 3600  # seconds per cell: the page setting of the second page trains for minutes
 
 
@@ -81,11 +59,6 @@ def notebook_path(package: str) -> Path:
 
 def timings_path(package: str) -> Path:
     return FIGURES_DIR / page_config(package).PAGE / "notebook-timings.json"
-
-
-def code_dir_name(package: str) -> str:
-    """The folder the notebook writes its copy of the code into, beside itself."""
-    return f"{page_config(package).PAGE}-code"
 
 
 # ---------------------------------------------------------------------------
@@ -139,12 +112,6 @@ def modules_needed(package: str, script: str) -> list[str]:
     return order
 
 
-def declared_data(package: str, module: str) -> list[Path]:
-    """The data files a module declares in INPUTS (see section_inputs)."""
-    path = DIAGRAMS_DIR / package / f"{module}.py"
-    return [(path.parent / p).resolve() for p in section_inputs.declared_inputs(section_inputs.parse(path))]
-
-
 def reference_numbers(package: str) -> dict:
     """Per section: the page's committed texts and the golden record's pinned
     reduced texts (what the quick setting prints in the pinned environment)."""
@@ -154,7 +121,6 @@ def reference_numbers(package: str) -> dict:
         numbers = json.loads((FIGURES_DIR / page / "numbers" / f"{script}.json").read_text(encoding="utf-8"))
         golden = json.loads((golden_dir(page) / f"{script}.json").read_text(encoding="utf-8"))
         reference[script] = {
-            "page_slug": page,
             "heavy": bool(numbers.get("heavy")),
             "page": flat_texts(numbers["quotes"]),
             "quick": flat_texts(golden.get("reduced", golden)["quotes"]),
@@ -174,18 +140,16 @@ def flat_texts(quotes: dict) -> dict[str, str]:
 
 
 def notebook_inputs(package: str) -> list[Path]:
-    """Every file the notebook is built from."""
+    """Every file the notebook is built from (the machinery is not one: the
+    notebook installs it)."""
     files = {
         Path(__file__).resolve(),
         REPO_ROOT / page_config(package).PAGE_FILE,
-        DIAGRAMS_DIR / package / "__init__.py",
+        REPO_ROOT / "requirements.lock",
     }
-    files.update(PACKAGE_DIR / m for m in MACHINERY)
     page = page_config(package).PAGE
     for _, script in sections_in_page_order(package):
-        for module in modules_needed(package, script):
-            files.add(DIAGRAMS_DIR / package / f"{module}.py")
-            files.update(declared_data(package, module))
+        files.update(DIAGRAMS_DIR / package / f"{module}.py" for module in modules_needed(package, script))
         files.add(FIGURES_DIR / page / "numbers" / f"{script}.json")
         files.add(golden_dir(page) / f"{script}.json")
     if timings_path(package).exists():
@@ -223,6 +187,101 @@ def module_docstring(path: Path) -> str:
     return markdown_docstring(ast.get_docstring(section_inputs.parse(path)) or "")
 
 
+def first_paragraph(text: str) -> str:
+    return text.split("\n\n")[0].replace("\n", " ")
+
+
+def without_docstring(source: str) -> str:
+    """A module's source from its first statement after the docstring (the
+    notebook shows the docstring as text above the cell)."""
+    tree = ast.parse(source)
+    if ast.get_docstring(tree) is None:
+        return source
+    lines = source.splitlines(keepends=True)
+    return "".join(lines[tree.body[0].end_lineno :]).lstrip("\n")
+
+
+def section_cell_source(package: str, script: str) -> str:
+    """An experiment's cell: the magic line and the script's own code."""
+    source = (DIAGRAMS_DIR / package / f"{script}.py").read_text(encoding="utf-8")
+    return f"{SECTION_MAGIC} {package}.{script}\n" + without_docstring(source).rstrip("\n")
+
+
+def pinned_versions() -> list[str]:
+    """``name==version`` of each package the install cell pins, from requirements.lock."""
+    lock = section_inputs.read_lock((REPO_ROOT / "requirements.lock").read_text(encoding="utf-8"))
+    pins = []
+    for name in PINNED_PACKAGES:
+        version = lock[section_inputs.normalise_name(name)][0].split("+")[0]
+        pins.append(f"{name}=={version}")
+    return pins
+
+
+def install_cell_source() -> str:
+    """The notebook's first cell: installs what it needs unless it is there."""
+    pins = ", ".join(f'"{p}"' for p in pinned_versions())
+    return f'''# Installs what this notebook needs into this kernel's Python, unless it is already there:
+# the page's code (the package `pagekit`, this page's experiments included) and the versions
+# of numpy, matplotlib and torch that made the page's numbers (torch's CPU-only build on Linux).
+import importlib.util
+import os
+import pathlib
+import subprocess
+import sys
+
+PINS = [{pins}]
+CPU_TORCH = os.environ.get("TORCH_INDEX_URL", "{CPU_TORCH_INDEX}")  # "" for your usual index
+
+
+def page_code() -> list[str]:
+    """The clone of the repository this notebook sits in, else the package file beside it."""
+    here = pathlib.Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / "docs" / "diagrams" / "pagekit").is_dir():
+            return ["-e", str(folder)]
+    wheels = sorted(here.glob("pagekit-*.whl"))
+    if not wheels:
+        raise FileNotFoundError(
+            "put the page's code, pagekit-<version>-py3-none-any.whl (linked beside this notebook on the page), "
+            "in the notebook's folder (on Colab: the Files pane), then run this cell again"
+        )
+    return [str(wheels[-1])]
+
+
+if importlib.util.find_spec("pagekit") is None:
+    command = [sys.executable, "-m", "pip", "install", *page_code()]
+    if "google.colab" not in sys.modules:  # Colab's own numpy, matplotlib and torch serve there
+        command += PINS
+        if sys.platform.startswith("linux") and CPU_TORCH:
+            command += ["--extra-index-url", CPU_TORCH]
+    print(" ".join(command))
+    subprocess.run(command, check=True)
+    importlib.invalidate_caches()'''
+
+
+def setting_cell_source() -> str:
+    return (
+        '# "quick": the experiments that train run a few steps of small models (the configuration\n'
+        "# the project's tests pin); \"page\": the page's own configuration, which prints its numbers.\n"
+        f"{SETTING_LINE}"
+    )
+
+
+def reference_cell_source(package: str) -> str:
+    """One folded cell of data: the page's numbers (and the tests' pinned
+    quick run), one line per section."""
+    reference = reference_numbers(package)
+    lines = ",\n".join(
+        f"{json.dumps(name)}: {json.dumps(reference[name], ensure_ascii=False, sort_keys=True)}" for name in reference
+    )
+    return (
+        "# The numbers to compare with: the page's (the repository's committed numbers) and, for the\n"
+        "# experiments with a quick configuration, the tests' pinned quick run.\n"
+        "from pagekit import notebook_kit\n\n"
+        f"notebook_kit.start(SETTING, r'''{{\n{lines}\n}}''')"
+    )
+
+
 def format_time(entry: dict | None, against: str = "the page's") -> str:
     if not entry:
         return "not measured yet"
@@ -234,51 +293,79 @@ def format_time(entry: dict | None, against: str = "the page's") -> str:
     return f"{entry['wall']:.1f} s wall, {entry['cpu']:.1f} CPU-s{agreed}"
 
 
-def writefile_cell(code_dir: str, path: Path, *, hidden: bool = False):
-    from nbformat.v4 import new_code_cell
+def header_text(package: str, timings: dict, heavy: list[str]) -> str:
+    config = page_config(package)
+    sections = sections_in_page_order(package)
+    measured = timings.get("settings", {})
 
-    target = f"{code_dir}/{rel_path(path)}"
-    cell = new_code_cell(f"%%writefile {target}\n" + path.read_text(encoding="utf-8"))
-    if hidden:
-        cell.metadata["jupyter"] = {"source_hidden": True}
-    return cell
+    def total(setting: str) -> str:
+        entries = [measured.get(setting, {}).get(s) for _, s in sections]
+        if not all(entries):
+            return "not measured yet"
+        summed = {k: sum(e[k] for e in entries) for k in ("wall", "cpu", "equal", "compared")}
+        return format_time(summed, "the expected values")
 
+    def whole(setting: str) -> str:
+        value = timings.get("whole_notebook_wall", {}).get(setting)
+        return f"; the whole notebook {value:.0f} s wall, installing excluded" if value else ""
 
-def binary_data_cell(path: Path):
-    from nbformat.v4 import new_code_cell
-
-    data = path.read_bytes()
-    encoded = base64.b64encode(data).decode()
-    lines = [encoded[i : i + 100] for i in range(0, len(encoded), 100)]
-    source = (
-        f"# {rel_path(path)}: {len(data):,} bytes, base64 (sha256 {hashlib.sha256(data).hexdigest()})\n"
-        "import base64\n"
-        f"(CODE / {rel_path(path)!r}).write_bytes(base64.b64decode(\n"
-        + "\n".join(f"    {line!r}" for line in lines)
-        + "\n))"
+    where = (
+        f"measured on {timings['machine']}, {timings.get('cores', '?')} cores, with nbclient"
+        if timings.get("machine")
+        else "not measured yet"
     )
-    cell = new_code_cell(source)
-    cell.metadata["jupyter"] = {"source_hidden": True}
-    return cell
+    if heavy:
+        settings = (
+            f'- `"quick"`: the experiments that train ({", ".join(f"`{s}`" for s in heavy)}) run their '
+            "reduced configuration, the one the project's tests pin: the same code with few steps and "
+            f"small sizes. Together: {total('quick')}{whole('quick')}.\n"
+            f'- `"page"`: the page\'s own configuration. Together: {total("page")}{whole("page")}.'
+        )
+    else:
+        settings = (
+            '- `"quick"` and `"page"` run the same sizes on this page: none of its experiments needs a '
+            f"reduced configuration. Together: {total('page')}{whole('page')}."
+        )
+    return f"""# Run it yourself: {page_title(package)}
 
+This notebook reruns every experiment of the page `{config.PAGE_FILE}`, in the page's order. Each
+experiment is one cell holding the section's own script, as it is in the repository: its settings at
+the top, then the code that computes, checks and draws. Run it, change a setting, run it again.
 
-def data_cells(code_dir: str, path: Path) -> list:
-    from nbformat.v4 import new_markdown_cell
+**Set-up.** Python 3.11 or later, on Linux or macOS (or Google Colab). The first code cell installs the
+page's code (the package `pagekit`) with numpy, matplotlib and torch at the versions that made the
+page's numbers: from the repository when this notebook sits in a clone, else from the package file
+`pagekit-<version>-py3-none-any.whl` that the page links beside the notebook (put it in the notebook's
+folder). In a fresh environment:
 
-    kind = "binary, written from base64" if is_binary(path) else "text"
-    note = new_markdown_cell(
-        f"Data the next experiment reads: `{rel_path(path)}` "
-        f"({path.stat().st_size:,} bytes, {kind}; the cell below is folded)."
-    )
-    return [note, binary_data_cell(path) if is_binary(path) else writefile_cell(code_dir, path, hidden=True)]
+```sh
+python3 -m venv nb && nb/bin/pip install jupyterlab   # then: nb/bin/jupyter lab {config.PAGE}.ipynb
+# or without a browser, keeping every output (numbers, tables, figures) in {config.PAGE}-ran.ipynb:
+nb/bin/pip install nbclient ipykernel
+nb/bin/jupyter execute --allow-errors --output {config.PAGE}-ran {config.PAGE}.ipynb
+```
 
+On Colab the first cell installs only the page's code and keeps Colab's own numpy, matplotlib and torch;
+numpy is loaded before the page's code can pin its kernels there, so the last digits may differ.
 
-def is_binary(path: Path) -> bool:
-    try:
-        path.read_bytes().decode("utf-8")
-        return False
-    except UnicodeDecodeError:
-        return True
+**The setting** (the second code cell):
+
+{settings}
+
+Times {where}.
+
+**What each experiment shows.** Every number it computed beside the page's, with `=` where they agree
+(in the `"quick"` setting, an experiment with a reduced configuration is compared with the tests' pinned
+quick run, and the page's full-run value is shown beside it); its time; which of the page's statements
+hold for this run; and its figures. The run is kept in a variable named after the section: `.numbers`,
+`.results` (the arrays it computed, to plot your own way) and `.figures`. Figures and numbers files go
+to `{NOTEBOOK_RUNS}/` beside the notebook.
+
+**Tinkering.** Change a setting in an experiment's cell and run the cell again. The page's statements
+are about the page's configuration: for yours, each one that no longer holds is named with its value,
+and nothing stops. A cell that is the page's own code, run in the `"page"` setting, stops with an
+error after showing everything if one of the page's statements fails. Later cells that import a
+changed experiment get your version; restart the kernel to go back to the page's code."""
 
 
 def build_notebook(package: str):
@@ -287,147 +374,20 @@ def build_notebook(package: str):
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
     config = page_config(package)
-    code_dir = code_dir_name(package)
     headings = page_headings(package)
     sections = sections_in_page_order(package)
     reference = reference_numbers(package)
     timings = json.loads(timings_path(package).read_text(encoding="utf-8")) if timings_path(package).exists() else {}
     measured = timings.get("settings", {})
     heavy = [s for _, s in sections if reference[s]["heavy"]]
-    cells = []
+    where = f"measured on {timings['machine']}" if timings.get("machine") else "not measured yet"
 
-    def total(setting: str) -> str:
-        entries = [measured.get(setting, {}).get(s) for _, s in sections]
-        if not all(entries):
-            return "not measured yet"
-        summed = {
-            key: sum(e[key] for e in entries)
-            for key in ("wall", "cpu", "equal", "compared")
-            if all(key in e for e in entries)
-        }
-        return format_time(summed, "the expected values")
-
-    where = (
-        f"measured on {timings['machine']}, {timings.get('cores', '?')} cores, executing this notebook with nbclient"
-        if timings.get("machine")
-        else "not measured yet"
-    )
-
-    def load(setting: str) -> str:
-        whole = timings.get("whole_notebook_wall", {}).get(setting)
-        value = timings.get("load_average", {}).get(setting)
-        parts = ([f"the whole notebook {whole:.0f} s wall, kernel start and imports included"] if whole else []) + (
-            [f"load average {value} then: wall times stretch on a busy machine"] if value else []
-        )
-        return f" ({'; '.join(parts)})" if parts else ""
-
-    if heavy:
-        settings_text = (
-            f'- `"quick"`: the experiments that train ({", ".join(f"`{s}`" for s in heavy)}) run their '
-            "reduced configuration, the one the project's tests pin: the same code with few steps and "
-            f"small sizes. The experiments together: {total('quick')}{load('quick')}.\n"
-            f'- `"page"`: the page\'s own configuration. The experiments together: '
-            f"{total('page')}{load('page')}.\n\n"
-            f"Times {where}."
-        )
-    else:
-        settings_text = (
-            '- `"quick"` and `"page"` run the same sizes on this page: none of its experiments '
-            f"needs a reduced configuration. The experiments together: {total('page')}{load('page')}.\n\n"
-            f"Times {where}."
-        )
-    cells.append(
-        new_markdown_cell(f"""# Run it yourself: {page_title(package)}
-
-This notebook reruns every experiment of the page `{config.PAGE_FILE}`, in the page's order, with the
-code that made the page's numbers and figures: every module is in a cell below, written to the folder
-`{code_dir}/` beside the notebook and imported from there. It is built from the repository's scripts by
-`docs/diagrams/notebooks.py` (never edited by hand), so it is current with the page.
-
-**Set-up.** Python 3.11 or later and the pinned packages of the repository's `requirements.txt`:
-
-```sh
-python3 -m venv .venv
-.venv/bin/pip install -r requirements.txt
-.venv/bin/jupyter-execute {config.PAGE}.ipynb   # runs it without a front end (--inplace keeps the outputs)
-```
-
-or open it in JupyterLab or VS Code with the `.venv` kernel.
-
-**The setting** (the first code cell):
-
-{settings_text}
-
-**Which numbers to compare.** Each experiment prints a table: every number it computed, beside the
-page's. In the `"page"` setting, on an x86-64 processor with AVX2 and FMA (the pinned numeric
-environment below), "this run" equals "the page" in every row marked `=`; timings are marked
-"measured here" and differ by machine. In the `"quick"` setting an experiment with a reduced
-configuration is compared with the tests' pinned quick run instead, and the page's full-run value is
-shown beside it.
-
-After editing an experiment's cells, rerun them and its run cell: it imports the page's modules afresh.
-After editing a machinery cell, restart the kernel and run all.""")
-    )
-    cells.append(
-        new_code_cell(
-            '# "quick": the experiments that train run reduced sizes (seconds each);\n'
-            "# \"page\": the page's own configuration, which prints the page's numbers.\n"
-            f"{SETTING_LINE}\n\n"
-            "import sys  # noqa: E402  (the setting comes first, where a reader changes it)\n"
-            "from pathlib import Path  # noqa: E402\n\n"
-            f"CODE = Path({code_dir!r})  # the notebook's copy of the repository's code\n"
-            "for folder in (" + ", ".join(repr(f) for f in sorted(notebook_folders(package))) + "):\n"
-            "    (CODE / folder).mkdir(parents=True, exist_ok=True)\n"
-            'sys.path.insert(0, str(CODE / "docs" / "diagrams"))\n'
-            'if "numpy" in sys.modules or "torch" in sys.modules:\n'
-            '    raise RuntimeError("numpy or torch is already loaded, so the numeric environment cannot be '
-            'pinned: restart the kernel and run from the top")'
-        )
-    )
-
-    cells.append(
-        new_markdown_cell(
-            "## The shared machinery\n\n"
-            "Every experiment runs through these modules, as `make figures` runs them: `numeric_env` pins the "
-            "numeric environment (which kernels numpy and torch use, one thread) before numpy or torch loads; "
-            "`record` registers the numbers and claims, `style` draws and saves the figures; `notebook_kit` runs one "
-            "experiment in this notebook and compares its numbers with the page's. Skip to the first "
-            "experiment to see what a page section computes."
-        )
-    )
-    for name in MACHINERY:
-        path = PACKAGE_DIR / name
-        cells.append(new_markdown_cell(f"`{rel_path(path)}`: " + first_paragraph(module_docstring(path))))
-        cells.append(writefile_cell(code_dir, path))
-        if name == "numeric_env.py":
-            cells.append(
-                new_code_cell(
-                    "from pagekit import numeric_env\n\n"
-                    "# Before numpy or torch loads (once per process: the modules that load them ask for it again).\n"
-                    "NUMERIC_VARIANT = numeric_env.applied_variant()\n"
-                    'print("numeric environment:", NUMERIC_VARIANT, "(pinned)" if numeric_env.can_honour_pin() '
-                    'else "(this machine cannot run the pinned kernels: last digits may differ)")'
-                )
-            )
-    init = DIAGRAMS_DIR / package / "__init__.py"
-    cells.append(new_markdown_cell(f"`{rel_path(init)}`: which script serves which page section."))
-    cells.append(writefile_cell(code_dir, init))
-    cells.append(
-        new_markdown_cell(
-            "The page's numbers, to compare with (from the repository's committed numbers files and its "
-            "golden record of the quick runs; folded):"
-        )
-    )
-    reference_cell = new_code_cell(
-        f"%%writefile {code_dir}/notebook_reference.json\n"
-        + json.dumps(reference, indent=1, ensure_ascii=False, sort_keys=True)
-        + "\n"
-    )
+    cells = [new_markdown_cell(header_text(package, timings, heavy)), new_code_cell(install_cell_source())]
+    cells.append(new_code_cell(setting_cell_source()))
+    reference_cell = new_code_cell(reference_cell_source(package))
     reference_cell.metadata["jupyter"] = {"source_hidden": True}
     cells.append(reference_cell)
-    cells.append(new_code_cell("from pagekit.notebook_kit import experiment"))
 
-    written: set[str] = set()
     code_blocks = page_code_blocks(package)
     for number, script in sections_and_code_blocks(sections, code_blocks):
         if script is None:
@@ -440,7 +400,6 @@ After editing a machinery cell, restart the kernel and run all.""")
             )
             cells.extend(new_code_cell(block) for block in code_blocks[number])
             continue
-        heading = headings.get(number, script)
         entry = {s: measured.get(s, {}).get(script) for s in ("quick", "page")}
         if reference[script]["heavy"]:
             how_long = (
@@ -450,38 +409,25 @@ After editing a machinery cell, restart the kernel and run all.""")
         else:
             how_long = f"in either setting (the same sizes) {format_time(entry['page'] or entry['quick'])}."
         script_path = DIAGRAMS_DIR / package / f"{script}.py"
+        helpers = [m for m in modules_needed(package, script) if m != script]
+        uses = (
+            "\n\nIt uses the page's "
+            + ", ".join(
+                f"`{package}.{m}` ({first_paragraph(module_docstring(DIAGRAMS_DIR / package / f'{m}.py'))})"
+                for m in helpers
+            )
+            + f"; to read one, run `import {package}.{helpers[0]} as m; m??`."
+            if helpers
+            else ""
+        )
         cells.append(
             new_markdown_cell(
-                f"## Section {number}. {heading}\n\n"
-                f"`{rel_path(script_path)}`. {module_docstring(script_path)}\n\n"
+                f"## Section {number}. {headings.get(number, script)}\n\n"
+                f"`{rel_path(script_path)}`. {module_docstring(script_path)}{uses}\n\n"
                 f"**How long it takes** ({where}): {how_long}"
             )
         )
-        for module in modules_needed(package, script):
-            if module in written:
-                continue
-            written.add(module)
-            path = DIAGRAMS_DIR / package / f"{module}.py"
-            for data in declared_data(package, module):
-                if rel_path(data) not in written:
-                    written.add(rel_path(data))
-                    cells.extend(data_cells(code_dir, data))
-            if module != script:
-                cells.append(
-                    new_markdown_cell(
-                        f"`{rel_path(path)}`, the page's code this experiment uses: "
-                        + first_paragraph(module_docstring(path))
-                    )
-                )
-            else:
-                cells.append(new_markdown_cell(f"The section script, `{rel_path(path)}`:"))
-            cells.append(writefile_cell(code_dir, path))
-        cells.append(
-            new_markdown_cell(
-                "Run it: its numbers beside the page's, its time, and the page's figures drawn from this run."
-            )
-        )
-        cells.append(new_code_cell(f"{script} = experiment({package!r}, {script!r}, SETTING)"))
+        cells.append(new_code_cell(section_cell_source(package, script)))
 
     for i, cell in enumerate(cells):
         cell.id = f"cell-{i:03d}"
@@ -492,7 +438,7 @@ After editing a machinery cell, restart the kernel and run all.""")
             "language_info": {"name": "python"},
             "pages": {
                 "page": config.PAGE,
-                "built_by": "docs/diagrams/notebooks.py",
+                "built_by": "docs/diagrams/pagekit/notebooks.py",
                 "inputs_hash": inputs_hash(package),
             },
         },
@@ -507,19 +453,6 @@ def sections_and_code_blocks(sections: list[tuple[int, str]], code_blocks: dict[
     merged = [(number, 0, script) for number, script in sections]
     merged += [(number, 1, None) for number in code_blocks]
     return [(number, script) for number, _, script in sorted(merged, key=lambda m: (m[0], m[1]))]
-
-
-def first_paragraph(text: str) -> str:
-    return text.split("\n\n")[0].replace("\n", " ")
-
-
-def notebook_folders(package: str) -> set[str]:
-    """Every folder the notebook's %%writefile cells write into."""
-    folders = {"docs/diagrams", "docs/diagrams/pagekit", f"docs/diagrams/{package}"}
-    for _, script in sections_in_page_order(package):
-        for module in modules_needed(package, script):
-            folders.update(str(Path(rel_path(d)).parent) for d in declared_data(package, module))
-    return folders
 
 
 def notebook_text(package: str) -> str:
@@ -549,48 +482,57 @@ def write_notebook(package: str, force: bool = False) -> bool:
 
 
 # ---------------------------------------------------------------------------
-# Running a notebook (the tests and --time).
+# Running a notebook (the tests and --time), as the page tells a reader to.
 
 
 def with_setting(notebook, setting: str):
-    """The notebook with its first code cell's setting changed to ``setting``."""
-    first = next(c for c in notebook.cells if c.cell_type == "code")
-    if first.source.count(SETTING_LINE) != 1:
-        raise ValueError(f"the first code cell must hold {SETTING_LINE!r} once")
-    first.source = first.source.replace(SETTING_LINE, f"SETTING = {setting!r}".replace("'", '"'))
+    """The notebook with its setting cell's setting changed to ``setting``."""
+    cell = next(c for c in notebook.cells if c.cell_type == "code" and SETTING_LINE in c.source)
+    cell.source = cell.source.replace(SETTING_LINE, f"SETTING = {setting!r}".replace("'", '"'))
     return notebook
 
 
-def execute(package: str, setting: str, workdir: Path):
-    """Run the committed notebook top to bottom in ``workdir`` with nbclient;
-    returns the executed notebook."""
+def execute(package: str, setting: str, workdir: Path, python: str | Path | None = None, notebook=None) -> Path:
+    """Run the notebook (the committed one, or ``notebook``) top to bottom in
+    ``workdir`` with ``jupyter execute`` from ``python``'s environment (by
+    default this one), as the page's command does; returns the executed
+    notebook's path. Raises CalledProcessError when a cell fails (its output
+    is kept in the executed notebook up to that cell)."""
+    import subprocess
+
     import nbformat
-    from nbclient import NotebookClient
 
-    notebook = with_setting(nbformat.read(notebook_path(package), as_version=4), setting)
-    client = NotebookClient(
-        notebook, kernel_name="python3", timeout=EXECUTE_TIMEOUT, resources={"metadata": {"path": str(workdir)}}
+    notebook = notebook or nbformat.read(notebook_path(package), as_version=4)
+    page = page_config(package).PAGE
+    workdir.mkdir(parents=True, exist_ok=True)
+    source = workdir / f"{page}.ipynb"
+    nbformat.write(with_setting(notebook, setting), source)
+    jupyter = Path(python or sys.executable).parent / "jupyter-execute"
+    subprocess.run(
+        [str(jupyter), f"--timeout={EXECUTE_TIMEOUT}", "--output", f"{page}-ran", source.name],
+        cwd=workdir,
+        check=True,
+        stdin=subprocess.DEVNULL,
     )
-    client.execute()
-    return notebook
+    return workdir / f"{page}-ran.ipynb"
 
 
-def runs_dir(package: str, setting: str, workdir: Path) -> Path:
+def runs_dir(setting: str, workdir: Path) -> Path:
     """Where a notebook executed in ``workdir`` leaves its sections' outputs:
     one folder per page, as ``out_dir`` of make figures (numbers/, figures)."""
-    return workdir / code_dir_name(package) / "runs" / setting
+    return workdir / NOTEBOOK_RUNS / setting
 
 
 def measure(package: str, setting: str) -> dict:
     """Execute the notebook in ``setting`` and record each experiment's time."""
     load = os.getloadavg()[0]  # a shared machine's wall times depend on it
-    with tempfile.TemporaryDirectory(prefix="notebook-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="notebook-", dir=REPO_ROOT / "build") as tmp:
         started = time.perf_counter()
         execute(package, setting, Path(tmp))
         elapsed = time.perf_counter() - started
         page = page_config(package).PAGE
         measured = json.loads(
-            (runs_dir(package, setting, Path(tmp)) / page / "notebook_timings.json").read_text(encoding="utf-8")
+            (runs_dir(setting, Path(tmp)) / page / "notebook_timings.json").read_text(encoding="utf-8")
         )
     from pagekit import numeric_env
 
@@ -616,41 +558,8 @@ def main() -> int:
         choices=("quick", "page"),
         help="execute the notebook in this setting and record each experiment's time",
     )
-    parser.add_argument(
-        "--execute",
-        nargs=2,
-        metavar=("SETTING", "OUTPUT"),
-        help="execute one page's notebook in SETTING in a temporary directory and "
-        "write the executed notebook to OUTPUT (the tests)",
-    )
-    parser.add_argument(
-        "--workdir",
-        type=Path,
-        help="with --execute: run in this (empty or new) directory instead, and keep "
-        "what the notebook writes there (its code, and its sections' numbers and "
-        "figures under <code>/runs/<setting>/)",
-    )
     args = parser.parse_args()
     packages = [package_for_page(args.page)] if args.page else page_packages()
-    if args.execute:
-        import signal
-
-        import nbformat
-
-        # SIGTERM (its parent's death, a test run stopped) ends the run the way
-        # Ctrl-C does: nbclient shuts its kernel down on the way out.
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
-
-        if len(packages) != 1:
-            parser.error("--execute needs --page")
-        setting, output = args.execute
-        if args.workdir is not None:
-            args.workdir.mkdir(parents=True, exist_ok=True)
-            nbformat.write(execute(packages[0], setting, args.workdir), output)
-            return 0
-        with tempfile.TemporaryDirectory(prefix="notebook-") as tmp:
-            nbformat.write(execute(packages[0], setting, Path(tmp)), output)
-        return 0
     status = 0
     for package in packages:
         path = notebook_path(package)

@@ -10,6 +10,8 @@ DIAGRAMS_DIR = PACKAGE_DIR.parent  # the page packages live beside this one
 REPO_ROOT = DIAGRAMS_DIR.parents[1]
 FIGURES_DIR = REPO_ROOT / "figures"
 BUILD_DIR = REPO_ROOT / "build"
+# Where a page's notebook writes its runs' numbers and figures, beside itself.
+NOTEBOOK_RUNS = "notebook-runs"
 # Runs that are not the page's own (another seed offset or numeric variant).
 OTHER_RUNS_DIR = BUILD_DIR / "runs"
 

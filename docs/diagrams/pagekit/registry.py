@@ -30,8 +30,14 @@ def rel_path(path) -> str:
 
 
 def page_packages() -> list[str]:
-    """The page packages, by folder name: every package beside pagekit."""
-    return sorted(p.parent.name for p in DIAGRAMS_DIR.glob("*/__init__.py") if p.parent != PACKAGE_DIR)
+    """The page packages, by folder name: every package beside pagekit that
+    maps sections to scripts (installed without the repository, pagekit's
+    neighbours are every installed package)."""
+    return sorted(
+        p.parent.name
+        for p in DIAGRAMS_DIR.glob("*/__init__.py")
+        if p.parent != PACKAGE_DIR and "SECTION_SCRIPTS" in p.read_text(encoding="utf-8", errors="replace")
+    )
 
 
 def page_config(package: str):
