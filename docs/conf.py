@@ -77,6 +77,7 @@ extensions = [
     "site_ext.code_listings",
     "site_ext.page_facts",
     "site_ext.repository_only",
+    "site_ext.page_package",  # the page's code as a package file beside each notebook
 ]
 # The button copies code, not the prompts or printed output of a console session.
 copybutton_exclude = ".linenos, .gp, .go"

@@ -68,6 +68,7 @@ import functools
 import importlib.util
 import json
 import os
+import io
 import re
 import warnings
 import shutil
@@ -2016,3 +2017,25 @@ def test_page_notebook_link_downloads_a_valid_notebook(loaded, server, page):
     nbformat.validate(nbformat.reads(data.decode("utf-8"), as_version=4))
     committed = REPO / "figures" / page / f"{page}.ipynb"
     assert data == committed.read_bytes(), f"{page}: the site serves another notebook than {committed.name}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_names_the_notebooks_install_command_and_serves_its_package(loaded, page):
+    """Beside the notebook the page names the commands that install and run
+    it, and links the package file the notebook's first cell installs: a
+    wheel holding the machinery and the page's own package."""
+    import urllib.request
+    import zipfile
+
+    from pagekit.registry import package_for_page
+
+    spans = "\n".join(loaded(page).state["codeSpans"])
+    for command in ("pip install jupyterlab", "jupyter lab", "jupyter execute --allow-errors"):
+        assert command in spans, f"{page}: the page does not name `{command}` beside its notebook"
+    urls = sorted({link["url"] for link in loaded(page).state["links"] if urlsplit(link["url"]).path.endswith(".whl")})
+    assert len(urls) == 1, f"{page}: expected one link to the package file, found {urls}"
+    assert re.search(r"/pagekit-[\w.]+-py3-none-any\.whl$", urlsplit(urls[0]).path), urls[0]
+    with urllib.request.urlopen(urls[0], timeout=10) as response:
+        names = zipfile.ZipFile(io.BytesIO(response.read())).namelist()
+    for module in ("pagekit/notebook_kit.py", "pagekit/section.py", f"{package_for_page(page)}/__init__.py"):
+        assert module in names, f"{page}: the package file lacks {module}"

@@ -4,6 +4,7 @@ summary."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
-from site_ext.pages import WORDS_PER_MINUTE, duration, hands_on, reading_minutes, robustness_link
+from site_ext.pages import FIGURES, WORDS_PER_MINUTE, duration, hands_on, reading_minutes, robustness_link
 
 PDF_DIR = "pdf"  # `make pdf` prints each page to build/site/pdf/<page>.pdf
 
@@ -24,6 +25,25 @@ def _hands_on_text(page: str) -> str:
         f"about {duration(record['cpu_seconds'])} of CPU time to rerun every experiment "
         f"(measured by `make bench` on a {record['cores']}-core {record['machine']}; "
         f"{duration(record['wall_seconds'])} of wall time there)"
+    )
+
+
+def _notebook_text(page: str) -> str:
+    """The notebook's size and how long it took, from
+    figures/<page>/notebook-timings.json (`make notebook-times`)."""
+    notebook = FIGURES / page / f"{page}.ipynb"
+    if not notebook.is_file():
+        return "none yet (`make notebooks` builds it)"
+    size = f"{notebook.stat().st_size / 1000:,.0f} kB"
+    path = FIGURES / page / "notebook-timings.json"
+    timings = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    whole = timings.get("whole_notebook_wall", {})
+    if not {"quick", "page"} <= set(whole):
+        return f"{size}; its run times are not measured yet (`make notebook-times`)"
+    return (
+        f"{size}, run top to bottom in about {duration(whole['quick'])} in its quick setting and "
+        f"{duration(whole['page'])} in the page's own (measured on a {timings.get('cores', '?')}-core "
+        f"{timings.get('machine', 'machine')}, installing excluded)"
     )
 
 
@@ -75,6 +95,7 @@ class PageFacts(SphinxDirective):
         hands = nodes.paragraph()
         self.state.nested_parse(self.content.__class__([_hands_on_text(page)]), self.content_offset, hands)
         item("Hands-on", *hands.children)
+        item("Its notebook", nodes.paragraph(text=_notebook_text(page)))
         known = nodes.container()
         self.state.nested_parse(self.content, self.content_offset, known)
         item("You should know", *known.children)
