@@ -389,6 +389,7 @@ def build_notebook(package: str):
     cells.append(reference_cell)
 
     code_blocks = page_code_blocks(package)
+    headed: set[int] = set()  # sections whose heading is already in the notebook
     for number, script in sections_and_code_blocks(sections, code_blocks):
         if script is None:
             cells.append(
@@ -420,9 +421,16 @@ def build_notebook(package: str):
             if helpers
             else ""
         )
+        # A second experiment of one section goes under that section's heading.
+        heading = (
+            f"### Section {number}, continued"
+            if number in headed
+            else f"## Section {number}. {headings.get(number, script)}"
+        )
+        headed.add(number)
         cells.append(
             new_markdown_cell(
-                f"## Section {number}. {headings.get(number, script)}\n\n"
+                f"{heading}\n\n"
                 f"`{rel_path(script_path)}`. {module_docstring(script_path)}{uses}\n\n"
                 f"**How long it takes** ({where}): {how_long}"
             )
