@@ -36,6 +36,7 @@ from pagekit.section import (
     new_cell_figure,
     new_figure,
     nice_limits,
+    text_colour,
 )
 
 # The three formats, in the order the page lists them: (quote prefix, name,
@@ -774,11 +775,12 @@ def draw_formats(section, results) -> None:
                 fontsize=9,
                 color="white",
                 fontweight="bold",
+                # White on the field colour's text shade (4.6:1 or more): on the
+                # lighter fill itself, red and green were under 4.5:1.
                 bbox={
                     "boxstyle": "square,pad=0.25",
-                    "facecolor": FIELD_COLOURS[field],
+                    "facecolor": text_colour(FIELD_COLOURS[field]),
                     "edgecolor": "none",
-                    "alpha": 0.85,
                 },
             )
             x += bits
