@@ -4,16 +4,33 @@ texts exactly, raw values within each quote's declared tolerance, claims
 committed numbers files are current for their inputs. A mismatch says how to
 accept an intended change: `make golden`. Where the numeric pin cannot hold,
 raw values and decades skip and only rounding-stable texts are compared (see
-conftest)."""
+conftest).
+
+No committed claim is empty (its condition holding for any value of what it
+measures), and `make golden` shows every claim bound that moved and refuses
+one moved so its claim is easier to hold, unless given a reason
+(golden.bound_moves, write_golden.looser_refusal)."""
 
 from __future__ import annotations
 
+import json
 import math
 
 from pagekit import numeric_env
-from conftest import rounding_stable, skip_bit_level
-from pagekit.golden import DECADE_SLACK, agreement_decades, claim_differences, pinned_claim
-from pagekit.run_sections import current_hash
+from conftest import REPO_ROOT, rounding_stable, skip_bit_level
+from pagekit.golden import (
+    DECADE_SLACK,
+    agreement_decades,
+    bound_moves,
+    claim_differences,
+    condition_text,
+    empty_bound,
+    pinned_claim,
+)
+from pagekit.paths import golden_dir
+from pagekit.registry import page_packages
+from pagekit.run_sections import all_sections, current_hash
+from pagekit.write_golden import looser_refusal
 
 ACCEPT = "if the change is intended, inspect it, then `make golden` pins it"
 
@@ -117,3 +134,147 @@ def test_committed_numbers_are_current(run):
         f"{path} is stale (claims): `make figures`"
     )
     assert committed["figures"] == fresh["figures"], f"{path} is stale (figures): `make figures`"
+
+
+# --- claims that cannot fail, and bounds that moved ----------------------------
+
+
+def empty_claims(path: str, record: dict) -> list[str]:
+    """Each claim of a numbers record whose condition holds for any value of
+    what it measures, with the file, the section and the claim."""
+    return [
+        f"{path}: section {record['section']}: claim {c['statement']!r} cannot fail: its condition "
+        f"{condition_text(c)} holds for any value of what it measures ({why})"
+        for c in record["claims"]
+        if (why := empty_bound(c))
+    ]
+
+
+def test_no_committed_claim_is_empty():
+    """A claim whose bound was moved where it cannot fail (`x <= inf`, `x >
+    -inf`, `abs(x) >= 0`, a condition of constants alone) states nothing,
+    however its words read: every committed numbers file is read."""
+    found, claims = [], 0
+    for script in all_sections(page_packages()):
+        path = script.numbers_path
+        record = json.loads(path.read_text(encoding="utf-8"))
+        claims += len(record["claims"])
+        found += empty_claims(str(path.relative_to(REPO_ROOT)), record)
+    assert claims > 100, f"only {claims} claims read: the committed numbers files are not all there"
+    assert not found, "claims that cannot fail:\n" + "\n".join(found)
+
+
+def claim(condition: str, constants: dict | None = None, statement: str = "s", detail: str = "") -> dict:
+    return {
+        "statement": statement,
+        "holds": True,
+        "condition": condition,
+        "constants": constants or {},
+        "detail": detail,
+    }
+
+
+def test_an_empty_claim_is_found_in_each_form_and_a_real_bound_is_not():
+    inf = math.inf
+    empty = {
+        "gap <= TOL": {"TOL": inf},
+        "gap > FLOOR": {"FLOOR": -inf},
+        "x < math.inf": {},
+        "bool(np.all(x > -np.inf))": {},
+        "x <= float('inf')": {},
+        "abs(a - b) >= TOL": {"TOL": 0.0},
+        "abs(a - b) > -TOL": {"TOL": 0.05},
+        "np.linalg.norm(v) > FLOOR": {"FLOOR": -1},
+        "bool(np.all((q > LOW) & (q < HIGH)))": {"LOW": -inf, "HIGH": inf},
+        "x > 0 or ALWAYS": {"ALWAYS": True},
+        "HALF_BYTES == 2": {"HALF_BYTES": 2},
+    }
+    for condition, constants in empty.items():
+        assert empty_bound(claim(condition, constants)), condition
+    real = {
+        "gap <= TOL": {"TOL": 0.02},
+        "abs(a - b) < TOL": {"TOL": 0.05},
+        "abs(a - b) > TOL": {"TOL": 0.0},
+        "bool(np.all((q > LOW) & (q < HIGH)))": {"LOW": 1.6, "HIGH": inf},
+        "all((lo <= x for x in xs)) and y < TOP": {"TOP": inf},
+        "x == 0.0": {},
+        "gap >= TOL": {"TOL": 0.0},
+    }
+    for condition, constants in real.items():
+        assert empty_bound(claim(condition, constants)) is None, condition
+    # The words say the measured quantity is an absolute value: `>= 0` is empty.
+    words = "|pre-norm with warmup - pre-norm without warmup| final validation loss >= 0"
+    assert "|pre-norm with warmup - pre-norm without warmup|" in empty_bound(
+        claim("tie >= PRE_TIE", {"PRE_TIE": 0.0}, words, "measured 0.0017")
+    )
+    found = empty_claims("figures/p/numbers/s.json", {"section": "s", "claims": [claim("gap <= TOL", {"TOL": inf})]})
+    assert found == [
+        "figures/p/numbers/s.json: section s: claim 's' cannot fail: its condition 'gap <= TOL' with TOL = inf "
+        "holds for any value of what it measures (gap <= inf: no finite value is above inf)"
+    ]
+
+
+def test_every_moved_bound_is_shown_with_its_direction():
+    """A constant, a number in the condition and an operator, each moved
+    both ways; a claim_bound's statement moves with its bound and is still
+    matched; a constant whose effect the form does not say is shown for
+    review."""
+    old = [
+        claim("gap <= RMS_MATCH", {"RMS_MATCH": 0.03}, "|a - b| <= 0.03"),
+        claim("ratio >= MOVES_FACTOR", {"MOVES_FACTOR": 100}, "moves at least 100 times"),
+        claim("0 < rise < SHARE * total", {"SHARE": 0.1}, "under 10% of the rise"),
+        claim("abs(final[CLIPPED] - final[SKIPPED]) < TOL", {"TOL": 0.001, "CLIPPED": 1, "SKIPPED": 2}, "within"),
+        claim("x < y", {}, "x below y"),
+        claim("y < 2.5", {}, "y under 2.5"),
+    ]
+
+    def moved(edit) -> list[str]:
+        new = json.loads(json.dumps(old))
+        edit(new)
+        return [m.line() for m in bound_moves(old, new)]
+
+    def constant(i, name, value, statement=None):
+        def edit(new):
+            new[i]["constants"][name] = value
+            new[i]["statement"] = statement or new[i]["statement"]
+
+        return edit
+
+    assert moved(lambda new: None) == []
+    assert moved(constant(0, "RMS_MATCH", 0.3, "|a - b| <= 0.3")) == [
+        "claim bound moved: '|a - b| <= 0.3': RMS_MATCH 0.03 -> 0.3, LOOSER: the claim is now easier to hold"
+    ]
+    assert moved(constant(0, "RMS_MATCH", 0.02, "|a - b| <= 0.02")) == [
+        "claim bound moved: '|a - b| <= 0.02': RMS_MATCH 0.03 -> 0.02, tighter"
+    ]
+    assert "MOVES_FACTOR 100 -> 10, LOOSER" in moved(constant(1, "MOVES_FACTOR", 10))[0]
+    assert "SHARE 0.1 -> 0.5, LOOSER" in moved(constant(2, "SHARE", 0.5))[0]
+    assert "SHARE 0.1 -> 0.05, tighter" in moved(constant(2, "SHARE", 0.05))[0]
+    assert "TOL 0.001 -> 0.1, LOOSER" in moved(constant(3, "TOL", 0.1))[0]
+    assert "CLIPPED 1 -> 0, direction not decided" in moved(constant(3, "CLIPPED", 0))[0]
+    assert moved(lambda new: new[4].update(condition="x <= y")) == [
+        "claim bound moved: 'x below y': an operator '<' -> '<=', LOOSER: the claim is now easier to hold"
+    ]
+    assert (
+        "the number in the condition 0 -> 0.5, tighter"
+        in moved(lambda new: new[2].update(condition="0.5 < rise < SHARE * total"))[0]
+    )
+    assert moved(lambda new: new[5].update(condition="y < 3.5", statement="y under 3.5")) == [
+        "claim bound moved: 'y under 3.5': the number in the condition 2.5 -> 3.5, LOOSER: the claim is now easier "
+        "to hold"
+    ]
+
+
+def test_make_golden_refuses_a_looser_bound_unless_given_a_reason():
+    path = golden_dir("normalisation-layers") / "norm_placement.json"
+    old = [claim("gap <= RMS_MATCH", {"RMS_MATCH": 0.03}, "|a - b| <= 0.03")]
+    tighter = bound_moves(old, [claim("gap <= RMS_MATCH", {"RMS_MATCH": 0.02}, "|a - b| <= 0.02")])
+    looser = bound_moves(old, [claim("gap <= RMS_MATCH", {"RMS_MATCH": 0.5}, "|a - b| <= 0.5", "measured 0.0153")])
+    assert looser_refusal(path, tighter, None) is None
+    refusal = looser_refusal(path, looser, None)
+    assert refusal.startswith("figures/normalisation-layers/golden/norm_placement.json not re-pinned: 1 claim bound")
+    assert (
+        "'|a - b| <= 0.5': RMS_MATCH 0.03 -> 0.5, LOOSER: the claim is now easier to hold (measured 0.0153)" in refusal
+    )
+    assert "--accept-looser-bounds" in refusal
+    assert looser_refusal(path, looser, "the tolerance was below the seeds' spread") is None

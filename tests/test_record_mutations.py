@@ -9,7 +9,9 @@ meant for it, with the file, the claim, quote or figure, and what is wrong:
   page), with and without the prose edited to match;
 - a number drawn in a committed SVG edited;
 - a golden value edited;
-- a cell of the across-seeds table edited.
+- a cell of the across-seeds table edited;
+- a claim's bound moved so the claim is easier to hold (refused by `make
+  golden` without a reason) or where it cannot fail (an empty claim).
 
 (The other mutation cases, of words and numbers in the prose, are in
 tests/test_mutations.py.)"""
@@ -28,7 +30,9 @@ import pytest
 from pagekit import check_page
 from conftest import REPO_ROOT
 from pagekit.paths import golden_dir
-from pagekit.golden import claim_differences, pinned_claim
+from pagekit.golden import bound_moves, claim_differences, pinned_claim
+from pagekit.write_golden import looser_refusal
+from test_golden_numbers import empty_claims
 from pagekit.registry import page_config
 from test_claim_conditions import weak_claims
 from test_committed_records import across_seeds_mismatches, figure_strays, record_mismatches
@@ -264,3 +268,66 @@ def test_an_across_seeds_seed_zero_cell_edited_is_caught():
     cell["text"][0] = cell["text"][1] if cell["text"][1] != cell["text"][0] else cell["text"][0] + "1"
     found = across_seeds_mismatches(table, records, rows)
     assert len(found) == 1 and found[0].startswith(f"{key}_seeds[0]: "), found
+
+
+# --- a claim's bound loosened, or moved where it cannot fail ---------------------
+
+
+def numbers_name(package: str, section: str) -> str:
+    return f"figures/{page_config(package).PAGE}/numbers/{section}.json"
+
+
+def test_page_1_a_loosened_bound_is_refused_and_an_emptied_claim_is_caught(tmp_path):
+    """batch_dependence: the route-gap floor halved (the claim's words say
+    "more than 0.25" now, and nothing quotes them), and "within 0.05" rewritten
+    as a lower bound below 0 on an absolute value (the words unchanged)."""
+    section = "batch_dependence"
+    script = mutate_script(
+        tmp_path,
+        PAGE_1,
+        section,
+        [
+            ("ROUTE_GAP_THRESHOLD = 0.5\n", "ROUTE_GAP_THRESHOLD = 0.25\n"),
+            (
+                "abs(means[-1] - population_output) < POPULATION_TOL,",
+                "abs(means[-1] - population_output) > -POPULATION_TOL,",
+            ),
+        ],
+    )
+    record = rerun(script, tmp_path)
+    empty = empty_claims(numbers_name(PAGE_1, section), record)
+    assert empty == [
+        f"{numbers_name(PAGE_1, section)}: section {section}: claim 'at the largest batch size the mean output is "
+        "within 0.05 of the population value' cannot fail: its condition 'abs(means[-1] - population_output) > "
+        "-POPULATION_TOL' with POPULATION_TOL = 0.05 holds for any value of what it measures "
+        "(abs(means[-1] - population_output) > -0.05: abs(...) is never below 0)"
+    ], empty
+    path = golden_dir(page_config(PAGE_1).PAGE) / f"{section}.json"
+    moves = bound_moves(golden(PAGE_1, section)["claims"], record["claims"])
+    refusal = looser_refusal(path, moves, None)
+    assert refusal is not None, [m.line() for m in moves]
+    assert refusal.startswith(f"figures/normalisation-and-stability/golden/{section}.json not re-pinned"), refusal
+    assert (
+        "'the two prediction-time routes disagree by more than 0.25': ROUTE_GAP_THRESHOLD 0.5 -> 0.25, "
+        "LOOSER: the claim is now easier to hold" in refusal
+    ), refusal
+    assert looser_refusal(path, moves, "the routes' gap is smaller at other seeds") is None
+
+
+def test_page_2_a_bound_moved_where_it_cannot_fail_is_refused_and_caught(tmp_path):
+    """layer_norm_batch: batch norm's change floor set to minus infinity; the
+    claim_bound writes "> -inf" into its own words, which the page does not
+    quote, so only these checks see it."""
+    section = "layer_norm_batch"
+    script = mutate_script(tmp_path, PAGE_2, section, [("BN_CHANGE_FLOOR = 0.5 ", 'BN_CHANGE_FLOOR = float("-inf") ')])
+    record = rerun(script, tmp_path)
+    empty = empty_claims(numbers_name(PAGE_2, section), record)
+    assert len(empty) == 1 and empty[0].startswith(
+        f"{numbers_name(PAGE_2, section)}: section {section}: claim \"batch norm's largest change of example 0's "
+        "output > -inf\" cannot fail: its condition 'bn_change > BN_CHANGE_FLOOR' with BN_CHANGE_FLOOR = -inf"
+    ), empty
+    assert "(bn_change > -inf: no finite value is below -inf)" in empty[0], empty
+    path = golden_dir(page_config(PAGE_2).PAGE) / f"{section}.json"
+    refusal = looser_refusal(path, bound_moves(golden(PAGE_2, section)["claims"], record["claims"]), None)
+    assert refusal is not None and f"golden/{section}.json not re-pinned" in refusal
+    assert "BN_CHANGE_FLOOR 0.5 -> -inf, LOOSER: the claim is now easier to hold (measured 2.03226)" in refusal, refusal

@@ -10,6 +10,13 @@ what it re-pins, one line per change with the old and the new (a quote's text
 or value beyond its tolerance, a claim or its condition, a figure, a prose
 number's bound quote), and how many; nothing changed, it says only that.
 Last-bit noise from another machine is not a change.
+
+Every bound of a claim that moved is shown (golden.bound_moves: a constant's
+value, a number in the condition, a comparison made strict or not), and a
+section where one moved so that its claim is easier to hold (away from the
+measured value) is not re-pinned, unless `--accept-looser-bounds REASON`
+says why; the reason is printed with the moves it accepts. `--dry-run` shows
+what would be re-pinned and writes nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from pathlib import Path
 from pagekit import check_page
 from pagekit.check_page import PageError
 from pagekit.paths import REPO_ROOT, golden_dir
-from pagekit.golden import binding_differences, differences, pinned_part, sha256
+from pagekit.golden import BoundMove, binding_differences, bound_moves, differences, pinned_part, sha256
 from pagekit.registry import page_config
 from pagekit.executor import Job
 from pagekit.run_sections import all_sections, current_hash, run_many
@@ -41,16 +48,44 @@ def show(path: Path, changes: list[str]) -> None:
         print(f"  {change}")
 
 
+def looser_refusal(path: Path, moves: list[BoundMove], reason: str | None) -> str | None:
+    """Why the golden record at ``path`` is not re-pinned (a bound moved so
+    its claim is easier to hold, and no reason accepts it), or None."""
+    looser = [m for m in moves if m.looser]
+    if not looser or reason:
+        return None
+    return (
+        f"{path.relative_to(REPO_ROOT)} not re-pinned: {len(looser)} claim bound(s) moved so the claim is "
+        "easier to hold (away from the measured value):\n"
+        + "".join(f"  {m.line()}\n" for m in looser)
+        + "if that is intended, say why: .venv/bin/python -m pagekit.write_golden --accept-looser-bounds 'REASON'"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
     from pagekit.registry import PageNameError
     from pagekit.run_sections import resolve_pages
-    from pagekit.atomic import write_json_atomically
+    from pagekit.atomic import write_json_atomically as write
 
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("--page", action="append", default=[], help="only this page (slug or package)")
+    parser.add_argument(
+        "--accept-looser-bounds",
+        metavar="REASON",
+        default=None,
+        help="re-pin claim bounds that moved so their claims are easier to hold, for this reason (printed)",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="show what would be re-pinned; write nothing")
     args = parser.parse_args(argv)
+    if args.accept_looser_bounds is not None and not args.accept_looser_bounds.strip():
+        parser.error("--accept-looser-bounds needs a reason")
+
+    def write_json_atomically(path: Path, data: dict) -> None:
+        if not args.dry_run:
+            write(path, data)
+
     try:
         packages = resolve_pages([p for p in args.page if p])
     except PageNameError as error:
@@ -81,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             reduced[r["script"]] = r["record"]
 
-    changed_total, files, status = 0, 0, 0
+    changed_total, files, status, refused = 0, 0, 0, 0
     for script in scripts:
         record = records[script]
         golden_path = golden_dir(script.page) / f"{script.name}.json"
@@ -99,9 +134,18 @@ def main(argv: list[str] | None = None) -> int:
         changes += [f"figure {n} removed" for n in old.get("figures", {}) if n not in new["figures"]]
         if "reduced" in new:
             changes += [f"reduced: {c}" for c in differences(old.get("reduced", {}), new["reduced"])]
+        moves = bound_moves(old.get("claims", []), record["claims"]) if old else []
+        changes += [m.line() for m in moves]
         if changes:
-            write_json_atomically(golden_path, new)
+            refusal = looser_refusal(golden_path, moves, args.accept_looser_bounds)
             show(golden_path, changes)
+            if refusal:
+                print(f"error: {refusal}", file=sys.stderr)
+                status, refused = 1, refused + 1
+                continue
+            if any(m.looser for m in moves):
+                print(f"  looser bound(s) accepted: {args.accept_looser_bounds}")
+            write_json_atomically(golden_path, new)
             changed_total += len(changes)
             files += 1
 
@@ -131,9 +175,12 @@ def main(argv: list[str] | None = None) -> int:
             changed_total += len(changes)
             files += 1
     if changed_total:
-        print(f"golden record: {changed_total} change(s) re-pinned in {files} file(s)")
-    else:
+        done = "would be re-pinned (dry run: nothing written)" if args.dry_run else "re-pinned"
+        print(f"golden record: {changed_total} change(s) {done} in {files} file(s)")
+    elif not refused:
         print("golden record: nothing changed")
+    if refused:
+        print(f"golden record: {refused} file(s) not re-pinned: a claim bound moved so its claim is easier to hold")
     return status
 
 
