@@ -48,7 +48,12 @@ to workers forked from this process, each other variant to workers spawned
 under it. `--scheduler ADDRESS` sends them to a running Dask cluster instead
 (executor.DaskExecutors), whose workers declare the variant they run.
 The report records each section's inputs hash, so a test can tell it is
-current without rerunning anything. Exit status 1 if any claim fails or any
+current without rerunning anything. Its content is checked too: the run
+writes its results (robustness.json, section_data) with a digest over them
+(results_digest), and the Markdown is rendered from that data alone
+(render_report), so a test re-renders the committed JSON and compares it
+with the committed Markdown, and recomputes the digest (content_findings):
+a cell edited by hand in either file fails. Exit status 1 if any claim fails or any
 section errors.
 """
 
@@ -57,6 +62,7 @@ from __future__ import annotations
 import argparse
 import ast
 import functools
+import hashlib
 import json
 import os
 import signal
@@ -296,13 +302,13 @@ def differences(pinned: dict, other: dict) -> list[str]:
     return found
 
 
-def skip_check(script: SectionScript, results: dict) -> tuple[list[str], list[str], dict]:
-    """(Markdown lines, failures, data) of the check of a section's checked
-    skips: its reduced run under each skipped variant must give exactly the
-    values and claims of its pinned reduced run."""
+def skip_check(script: SectionScript, results: dict) -> dict:
+    """The data of the check of a section's checked skips ({} when it has
+    none): its reduced run under each skipped variant must give exactly the
+    values and claims of its pinned reduced run (render_skip_check shows it)."""
     runs = skip_check_runs(script)
     if not runs:
-        return [], [], {}
+        return {}
     name = script.name
     missing = [run for run in runs if not (results.get((name, run)) or {}).get("record")]
     if missing:
@@ -311,25 +317,37 @@ def skip_check(script: SectionScript, results: dict) -> tuple[list[str], list[st
             error = ((results.get((name, run)) or {}).get("error") or "no result").strip()
             return error.splitlines()[-1] if error else "no output"
 
-        errors = [f"{name}: the skip check's run under {run_label(*run)} failed: {last_line(run)}" for run in missing]
-        return [f"- **ERROR** {e}" for e in errors] + [""], errors, {"error": errors}
+        return {
+            "error": [
+                f"{name}: the skip check's run under {run_label(*run)} failed: {last_line(run)}" for run in missing
+            ]
+        }
     parts = {run: deterministic_part(results[(name, run)]["record"]) for run in runs}
     pinned = parts[runs[0]]
     found = {run[0]: differences(pinned, parts[run]) for run in runs[1:]}
-    data = {
+    return {
         "runs": [run_label(*run) for run in runs],
         "quotes": len(pinned["quotes"]),
         "claims": len(pinned["claims"]),
         "same": {v: not d for v, d in found.items()},
         "differences": {v: d for v, d in found.items() if d},
     }
+
+
+def render_skip_check(name: str, data: dict) -> tuple[list[str], list[str]]:
+    """(Markdown lines, failures) of a section's skip check, from its data."""
+    if not data:
+        return [], []
+    if "error" in data:
+        return [f"- **ERROR** {e}" for e in data["error"]] + [""], list(data["error"])
+    found = {v: data["differences"].get(v, []) for v in data["same"]}
     variant_names = ", ".join(f"`{v}`" for v in found)
     if not any(found.values()):
         line = (
             f"Skip checked: its reduced run gives the same {data['quotes']} values and {data['claims']} "
             f"claims under {variant_names} as under the pinned environment."
         )
-        return [line, ""], [], data
+        return [line, ""], []
     lines, failures = [], []
     for variant, diffs in found.items():
         if diffs:
@@ -341,7 +359,7 @@ def skip_check(script: SectionScript, results: dict) -> tuple[list[str], list[st
             failures.append(
                 f"{name}: skipped under {variant}, but its reduced run there differs: " + "; ".join(diffs[:3])
             )
-    return lines + [""], failures, data
+    return lines + [""], failures
 
 
 def section_runs(script: SectionScript, runs: list[tuple[str, int]]) -> list[tuple[str, int]]:
@@ -558,87 +576,155 @@ def run_all(
 # Reporting.
 
 
-def claim_cell(claim: dict | None, must_hold: bool) -> tuple[str, bool]:
-    """(cell text, is a failure)."""
-    if claim is None:
+class ReportDataError(ValueError):
+    """The report's data cannot be rendered (a run neither made nor skipped,
+    a skip reason this report does not give)."""
+
+
+def report_runs() -> list[tuple[str, int]]:
+    """Every run of the report, in its columns' order: the seeds under the
+    pinned environment, then seed offset 0 under each other variant."""
+    return [(numeric_env.PINNED, off) for off in OFFSETS] + [(v, 0) for v in variants()]
+
+
+# Every skip the report gives, to read a skipped run's cell back from its reason.
+SKIPS = (TORCH_OPENBLAS_SAMPLED, TORCH_ONLY_NUMPY, NO_TORCH, THREAD_EXACT)
+DIGEST_KEY = "results_sha256"
+
+
+def results_digest(data: dict) -> str:
+    """sha256 of the report's results: its data but this digest, as
+    canonical JSON (keys sorted). The run that made the results writes it
+    into them (page_report); a test recomputes it, so a cell edited by hand
+    in robustness.json no longer matches its digest."""
+    body = {k: v for k, v in data.items() if k != DIGEST_KEY}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def claim_cell(holds: bool | None, detail: str, must_hold: bool) -> tuple[str, bool]:
+    """(cell text, is a failure) of a claim's result in one run (None: the
+    run did not make the claim)."""
+    if holds is None:
         return "**missing**", True
-    if claim["holds"]:
+    if holds:
         return "holds", False
-    detail = f" ({claim['detail']})" if claim.get("detail") else ""
+    detail = f" ({detail})" if detail else ""
     if must_hold:
         return f"**FAILS**{detail}", True
     return f"not here{detail}", False
 
 
-def section_report(
-    script: SectionScript, runs: list[tuple[str, int]], results: dict, data: dict | None = None
-) -> tuple[list[str], list[str], list[str]]:
-    """Markdown lines for one section, its failures (one line each), and its
-    rounding-sensitive quotes. ``data``, when given, receives the same
-    results in machine-readable form under the section's name."""
+def section_data(script: SectionScript, runs: list[tuple[str, int]], results: dict) -> dict:
+    """One section's results, machine-readable: everything its part of the
+    Markdown shows (render_section renders it from this alone)."""
     name = script.name
-    lines = [f"## {name}", ""]
-    failures: list[str] = []
     applicable = section_runs(script, runs)
     skips = {run: skip_reason(script, run[0]) for run in runs if run not in applicable}
-    for skip in dict.fromkeys(skips.values()):
-        named = [f"`{run[0]}`" for run, s in skips.items() if s == skip]
-        listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
-        change = "that variant changes" if len(named) == 1 else "those variants change"
-        lines += [f'Not rerun under {listed} ("{skip.cell}" below): {skip.why.format(change=change)}.', ""]
-    check_lines, check_failures, check_data = skip_check(script, results)
-    lines += check_lines
-    failures += check_failures
-    errors = [(run, results[(name, run)]["error"]) for run in applicable if not results[(name, run)]["record"]]
-    if errors:
-        for (variant, off), error in errors:
-            last = error.strip().splitlines()[-1] if error.strip() else "no output"
-            lines.append(f"- **ERROR** under {run_label(variant, off)}: `{last}`")
-            failures.append(f"{name} under {run_label(variant, off)}: error: {last}")
-        return lines + [""], failures, []
-    records = {run: results[(name, run)]["record"] for run in applicable}
-    base = records[PAGE_RUN]
-    header = " | ".join(run_label(*run) for run in runs)
-    lines += ["| claim | must hold | " + header + " |", "|---|---|" + "---|" * len(runs)]
-    by_statement = {run: {c["statement"]: c for c in records[run]["claims"]} for run in applicable}
     mine = {
         "runs": [run_label(*run) for run in applicable],
         "claims": [],
         "quotes": {},
         "skipped": {run_label(*run): skip.why.format(change="that variant changes") for run, skip in skips.items()},
     }
-    if check_data:
-        mine["skip_check"] = check_data
-    if data is not None:
-        data[name] = mine
-    for claim in base["claims"]:
-        every_seed = claim.get("every_seed", True)
+    check = skip_check(script, results)
+    if check:
+        mine["skip_check"] = check
+    errors = {}
+    for run in applicable:
+        if not results[(name, run)]["record"]:
+            error = results[(name, run)]["error"] or ""
+            errors[run_label(*run)] = error.strip().splitlines()[-1] if error.strip() else "no output"
+    if errors:
+        mine["errors"] = errors
+        return mine
+    records = {run: results[(name, run)]["record"] for run in applicable}
+    by_statement = {run: {c["statement"]: c for c in records[run]["claims"]} for run in applicable}
+    for claim in records[PAGE_RUN]["claims"]:
+        found = {run_label(*run): by_statement[run].get(claim["statement"]) for run in applicable}
+        entry = {
+            "statement": claim["statement"],
+            "every_seed": claim.get("every_seed", True),
+            "holds": {label: (other or {}).get("holds") for label, other in found.items()},
+        }
+        # What was measured where the claim did not hold (the cell shows it).
+        details = {
+            label: other["detail"]
+            for label, other in found.items()
+            if other and not other["holds"] and other.get("detail")
+        }
+        if details:
+            entry["detail"] = details
+        mine["claims"].append(entry)
+    for element, texts, values, measured in quote_elements(records, applicable):
+        mine["quotes"][element] = {
+            "measured": measured,
+            "text": {run_label(*run): texts[run] for run in applicable},
+            "value": {run_label(*run): (None if values[run] != values[run] else values[run]) for run in applicable},
+        }
+    return mine
+
+
+def skip_of(section: str, why: str) -> Skip:
+    """The skip whose reason (as section_data words it) is ``why``."""
+    for skip in SKIPS:
+        if skip.why.format(change="that variant changes") == why:
+            return skip
+    raise ReportDataError(f"{section}: a skip reason this report does not give: {why!r}")
+
+
+def render_section(name: str, mine: dict, runs: list[tuple[str, int]]) -> tuple[list[str], list[str], list[str]]:
+    """Markdown lines for one section, its failures (one line each), and its
+    rounding-sensitive quotes, from its data (section_data) alone."""
+    lines = [f"## {name}", ""]
+    failures: list[str] = []
+    label = {run: run_label(*run) for run in runs}
+    stray = [x for x in [*mine["runs"], *mine["skipped"]] if x not in label.values()]
+    unaccounted = [label[run] for run in runs if label[run] not in mine["runs"] and label[run] not in mine["skipped"]]
+    if stray or unaccounted:
+        raise ReportDataError(
+            f"{name}: the data's runs are not the report's: "
+            + "; ".join(
+                [f"{x} is no run of the report" for x in stray] + [f"{x} neither run nor skipped" for x in unaccounted]
+            )
+        )
+    applicable = [run for run in runs if label[run] in mine["runs"]]
+    skips = {run: skip_of(name, mine["skipped"][label[run]]) for run in runs if run not in applicable}
+    for skip in dict.fromkeys(skips.values()):
+        named = [f"`{run[0]}`" for run, s in skips.items() if s == skip]
+        listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+        change = "that variant changes" if len(named) == 1 else "those variants change"
+        lines += [f'Not rerun under {listed} ("{skip.cell}" below): {skip.why.format(change=change)}.', ""]
+    check_lines, check_failures = render_skip_check(name, mine.get("skip_check", {}))
+    lines += check_lines
+    failures += check_failures
+    if mine.get("errors"):
+        for run in applicable:
+            if label[run] in mine["errors"]:
+                last = mine["errors"][label[run]]
+                lines.append(f"- **ERROR** under {label[run]}: `{last}`")
+                failures.append(f"{name} under {label[run]}: error: {last}")
+        return lines + [""], failures, []
+    header = " | ".join(label[run] for run in runs)
+    lines += ["| claim | must hold | " + header + " |", "|---|---|" + "---|" * len(runs)]
+    for claim in mine["claims"]:
+        every_seed = claim["every_seed"]
         cells = []
         for run in runs:
             if run not in applicable:
                 cells.append(skips[run].cell)
                 continue
-            other = by_statement[run].get(claim["statement"])
-            must = every_seed or run[1] == 0
-            cell, failed = claim_cell(other, must)
+            holds = claim["holds"].get(label[run])
+            detail = claim.get("detail", {}).get(label[run], "")
+            cell, failed = claim_cell(holds, detail, every_seed or run[1] == 0)
             cells.append(cell)
             if failed:
                 failures.append(
                     f"{name}: {claim['statement']} "
-                    + ("is missing" if other is None else "FAILS")
-                    + f" under {run_label(*run)}"
-                    + (f" ({other['detail']})" if other and other.get("detail") else "")
+                    + ("is missing" if holds is None else "FAILS")
+                    + f" under {label[run]}"
+                    + (f" ({detail})" if detail else "")
                 )
-        mine["claims"].append(
-            {
-                "statement": claim["statement"],
-                "every_seed": every_seed,
-                "holds": {
-                    run_label(*run): (by_statement[run].get(claim["statement"]) or {}).get("holds")
-                    for run in applicable
-                },
-            }
-        )
         scope = "every seed and variant" if every_seed else "seed 0, every variant"
         lines.append(f"| {claim['statement']} | {scope} | " + " | ".join(cells) + " |")
 
@@ -650,14 +736,9 @@ def section_report(
         "| quote | page's text | mean ± sd over seeds | " + header + " | rounding |",
         "|---|---|---|" + "---|" * len(runs) + "---|",
     ]
-    for element, texts, values, measured in quote_elements(records, runs):
-        mine["quotes"][element] = {
-            "measured": measured,
-            "text": {run_label(*run): texts[run] for run in applicable},
-            "value": {run_label(*run): (None if values[run] != values[run] else values[run]) for run in applicable},
-        }
-        texts = {run: texts[run] if run in applicable else skips[run].cell for run in runs}
-        if measured:
+    for element, quote in mine["quotes"].items():
+        texts = {run: quote["text"][label[run]] if run in applicable else skips[run].cell for run in runs}
+        if quote["measured"]:
             quote_lines.append(
                 f"| {element} | {texts[PAGE_RUN]} | measured | "
                 + " | ".join(texts[run] for run in runs)
@@ -667,9 +748,10 @@ def section_report(
         moved = [run for run in variant_runs if texts[run] != texts[PAGE_RUN]]
         if moved:
             sensitive.append(element)
-        rounding = ("**sensitive** (" + ", ".join(run_label(*r) for r in moved) + ")") if moved else "stable"
+        rounding = ("**sensitive** (" + ", ".join(label[r] for r in moved) + ")") if moved else "stable"
+        values = [quote["value"][label[r]] for r in seed_runs]
         quote_lines.append(
-            f"| {element} | {texts[PAGE_RUN]} | {spread([values[r] for r in seed_runs])} | "
+            f"| {element} | {texts[PAGE_RUN]} | {spread([float('nan') if v is None else v for v in values])} | "
             + " | ".join(texts[run] for run in runs)
             + f" | {rounding} |"
         )
@@ -714,26 +796,38 @@ def spread(values: list[float]) -> str:
 
 
 def page_report(package: str, runs: list, results: dict) -> tuple[str, list[str], dict]:
-    """(the report's Markdown, its failures, its data for data_path)."""
+    """(the report's Markdown, its failures, its data for data_path): the
+    data first, with the digest of its results (results_digest), then the
+    Markdown rendered from the data alone (render_report)."""
     config = page_config(package)
     scripts = experiment_sections([package])
-    body, failures, summary = [], [], []
     data = {
         "page": config.PAGE,
         "seed_runs": [run_label(*run) for run in runs if run[0] == numeric_env.PINNED],
-        "sections": {},
+        "sections": {script.name: section_data(script, runs, results) for script in scripts},
+        "inputs": {s.name: current_hash(s) for s in scripts},
     }
-    for script in scripts:
-        lines, failed, sensitive = section_report(script, runs, results, data["sections"])
+    data[DIGEST_KEY] = results_digest(data)
+    text, failures = render_report(data, runs)
+    return text, failures, data
+
+
+def render_report(data: dict, runs: list | None = None) -> tuple[str, list[str]]:
+    """(the report's Markdown, its failures) from its data (robustness.json)
+    alone; ``runs``: the report's runs (default report_runs())."""
+    runs = report_runs() if runs is None else runs
+    body, failures, summary = [], [], []
+    for name, mine in data["sections"].items():
+        lines, failed, sensitive = render_section(name, mine, runs)
         body += lines
         failures += failed
         verdict = f"{len(failed)} failure(s)" if failed else "every claim holds where it must"
         summary.append(
-            f"- {script.name}: {verdict}; rounding-sensitive quotes: " + (", ".join(sensitive) if sensitive else "none")
+            f"- {name}: {verdict}; rounding-sensitive quotes: " + (", ".join(sensitive) if sensitive else "none")
         )
     variant_list = ", ".join(f"`{v}`" for v in variants())
     text = [
-        f"# Robustness report: {config.PAGE}",
+        f"# Robustness report: {data['page']}",
         "",
         f"Written by `make robustness` (`make seeds`): every section at seed offsets "
         f"{', '.join(map(str, OFFSETS))} under the pinned numeric environment, and at seed offset 0 "
@@ -753,22 +847,51 @@ def page_report(package: str, runs: list, results: dict) -> tuple[str, list[str]
         "the OpenBLAS one is not. "
         "The same results, "
         "machine-readable, are in "
-        f"`{data_path(config.PAGE).name}` beside this file.",
+        f"`{data_path(data['page']).name}` beside this file.",
         "",
         *summary,
         "",
         *body,
-        *[HASH_LINE.format(section=s.name, hash=current_hash(s)) for s in scripts],
+        *[HASH_LINE.format(section=name, hash=h) for name, h in data["inputs"].items()],
     ]
-    data["inputs"] = {s.name: current_hash(s) for s in scripts}
-    return "\n".join(text).rstrip() + "\n", failures, data
+    return "\n".join(text).rstrip() + "\n", failures
+
+
+def content_findings(markdown: str, data: dict, markdown_name: str, data_name: str) -> list[str]:
+    """What is wrong with a committed report by its content: results that
+    do not match the digest the run wrote into them (a cell edited in the
+    JSON), and Markdown that is not the rendering of its JSON (a cell edited
+    in the Markdown), by file and line; [] when neither."""
+    found = []
+    recorded = data.get(DIGEST_KEY)
+    if recorded is None:
+        found.append(f"{data_name}: no {DIGEST_KEY} (a digest of its results written by the run): `make robustness`")
+    elif recorded != (computed := results_digest(data)):
+        found.append(
+            f"{data_name}: its results do not match the digest the run wrote into them "
+            f"({DIGEST_KEY} {recorded[:12]}, the results now {computed[:12]}): a result was edited "
+            "by hand or the file is not one run's; `make robustness`"
+        )
+    try:
+        rendered, _ = render_report(data)
+    except (KeyError, TypeError, ReportDataError) as error:
+        return found + [f"{data_name}: cannot be rendered ({type(error).__name__}: {error}): `make robustness`"]
+    if markdown != rendered:
+        have, want = markdown.splitlines(), rendered.splitlines()
+        line = next((i for i, (a, b) in enumerate(zip(have, want, strict=False)) if a != b), min(len(have), len(want)))
+        found.append(
+            f"{markdown_name}:{line + 1}: is not the rendering of {data_name}: the file has "
+            f"{(have[line] if line < len(have) else '(end of file)')!r}, its data renders "
+            f"{(want[line] if line < len(want) else '(end of file)')!r}"
+        )
+    return found
 
 
 def build_reports(
     pages: list[str], progress=print, cores: int | None = None, executors=None
 ) -> dict[str, tuple[str, list[str], dict]]:
     scripts = experiment_sections(pages)
-    runs = [(numeric_env.PINNED, off) for off in OFFSETS] + [(v, 0) for v in variants()]
+    runs = report_runs()
     progress(f"{len(scripts)} section(s) x {len(runs)} runs ({len(OFFSETS)} seeds, {len(variants())} variants)")
     results, jobs, page_runs, kept, skipped = {}, [], 0, 0, 0
     hashes = {script: current_hash(script) for script in scripts}  # once: the runs are decided now
