@@ -1,9 +1,13 @@
 """The committed robustness reports are current and every claim holds where
-it must; one chaotic section rerun under another numeric variant keeps its
-claims and its rounded texts (the report's promise, checked live)."""
+it must; their content is one run's (the Markdown is the rendering of the
+JSON, the JSON's results match the digest the run wrote into them, the seed-0
+column is the committed numbers); one chaotic section rerun under another
+numeric variant keeps its claims and its rounded texts (the report's promise,
+checked live)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -16,7 +20,16 @@ from pagekit import numeric_env
 from conftest import REPO_ROOT, page_ids, skip_bit_level
 from pagekit.registry import page_config, page_packages
 from pagekit import robustness_report
-from pagekit.robustness_report import HASH_LINE, data_path, experiment_sections, report_path
+from pagekit.robustness_report import (
+    DIGEST_KEY,
+    HASH_LINE,
+    content_findings,
+    data_path,
+    experiment_sections,
+    render_report,
+    report_path,
+    results_digest,
+)
 from pagekit.run_sections import current_hash
 
 HASH = re.compile(HASH_LINE.format(section=r"(?P<section>\w+)", hash=r"(?P<hash>[0-9a-f]+|None)"))
@@ -45,6 +58,135 @@ def test_every_claim_holds_where_it_must(package):
         if "**FAILS**" in line or "**ERROR**" in line or "**missing**" in line
     ]
     assert not failures, "the robustness report lists failures:\n" + "\n".join(failures)
+
+
+def committed_report(package: str) -> tuple[str, dict, str, str]:
+    """(Markdown, data, the Markdown's and the data's file names) of a page's committed report."""
+    page = page_config(package).PAGE
+    data = json.loads(data_path(page).read_text(encoding="utf-8"))
+    return read_report(package), data, rel(report_path(page)), rel(data_path(page))
+
+
+def rel(path) -> str:
+    return str(path.relative_to(REPO_ROOT))
+
+
+@pytest.mark.parametrize("package", page_packages(), ids=page_ids(page_packages()))
+def test_report_is_its_data_rendered_and_its_data_match_their_digest(package):
+    """The Markdown is the report's own rendering of its JSON (a cell edited
+    in the Markdown fails, by line), and the JSON's results match the digest
+    the run that made them wrote into them (a cell edited in the JSON fails,
+    even with the Markdown re-rendered to match)."""
+    markdown, data, markdown_name, data_name = committed_report(package)
+    findings = content_findings(markdown, data, markdown_name, data_name)
+    assert not findings, "\n".join(findings)
+
+
+@pytest.mark.parametrize("package", page_packages(), ids=page_ids(page_packages()))
+def test_report_seed_zero_column_is_the_committed_numbers(package):
+    """The seed-0 pinned run of the report is the page's own run, taken from
+    its committed numbers: each claim's result and each quote's text there are
+    the committed ones (a report made from other numbers, or a seed-0 cell
+    edited with its digest recomputed, fails)."""
+    _, data, _, data_name = committed_report(package)
+    page = page_config(package).PAGE
+    wrong = []
+    for name, section in data["sections"].items():
+        record = json.loads((REPO_ROOT / "figures" / page / "numbers" / f"{name}.json").read_text(encoding="utf-8"))
+        held = {c["statement"]: c["holds"] for c in record["claims"]}
+        if [c["statement"] for c in section["claims"]] != list(held):
+            wrong.append(f"{name}: its claims are not the committed numbers' claims")
+        wrong += [
+            f"{name}: claim {c['statement']!r} at seed 0: {c['holds'].get('seed 0')} in the report, "
+            f"{held.get(c['statement'])} in the numbers"
+            for c in section["claims"]
+            if c["holds"].get("seed 0") != held.get(c["statement"])
+        ]
+        for element, quote in section["quotes"].items():
+            base, _, index = element.partition("[")
+            text = record["quotes"].get(base, {}).get("text")
+            text = text[int(index[:-1])] if index and isinstance(text, list) else text
+            if quote["text"].get("seed 0") != text:
+                wrong.append(f"{name}: quote {element} at seed 0: {quote['text'].get('seed 0')!r}, numbers {text!r}")
+    assert not wrong, f"{data_name}: the seed-0 column is not the committed numbers:\n" + "\n".join(wrong)
+
+
+def a_cell_that_did_not_hold(data: dict) -> tuple[str, int, str]:
+    """(section, claim index, run) of a page-run claim that did not hold at
+    another seed: the committed reports of both pages have one."""
+    for name, section in data["sections"].items():
+        for i, claim in enumerate(section["claims"]):
+            for run, holds in claim["holds"].items():
+                if holds is False:
+                    return name, i, run
+    raise AssertionError("no claim failed anywhere in the report: this mutation needs one")
+
+
+def line_of(markdown: str, statement: str) -> int:
+    """The 1-based line of a claim's row in the Markdown."""
+    return next(i for i, line in enumerate(markdown.splitlines(), 1) if line.startswith(f"| {statement} |"))
+
+
+@pytest.mark.parametrize("package", page_packages(), ids=page_ids(page_packages()))
+def test_a_cell_edited_by_hand_to_read_holds_is_caught(package):
+    """A result that did not hold edited to "holds": in the Markdown only
+    (caught by line), in the JSON only, and in both with the Markdown
+    re-rendered from the edited JSON (caught by the digest)."""
+    markdown, data, markdown_name, data_name = committed_report(package)
+    name, i, run = a_cell_that_did_not_hold(data)
+    statement = data["sections"][name]["claims"][i]["statement"]
+    row = line_of(markdown, statement)
+    lines = markdown.splitlines(keepends=True)
+    cells = lines[row - 1].split(" | ")
+    column = 2 + [robustness_report.run_label(*r) for r in robustness_report.report_runs()].index(run)
+    assert cells[column].startswith("not here"), cells
+    cells[column] = "holds"
+    lines[row - 1] = " | ".join(cells)
+    edited_markdown = "".join(lines)
+    found = content_findings(edited_markdown, data, markdown_name, data_name)
+    assert len(found) == 1 and found[0].startswith(f"{markdown_name}:{row}: is not the rendering of {data_name}"), found
+    assert "| holds |" in found[0] and "| not here" in found[0], found
+
+    edited = copy.deepcopy(data)
+    edited["sections"][name]["claims"][i]["holds"][run] = True
+    edited["sections"][name]["claims"][i].get("detail", {}).pop(run, None)
+    found = content_findings(markdown, edited, markdown_name, data_name)
+    assert any(f.startswith(f"{data_name}: its results do not match the digest the run wrote") for f in found), found
+    assert any(f.startswith(f"{markdown_name}:{row}: is not the rendering") for f in found), found
+    rendered, _ = render_report(edited)
+    found = content_findings(rendered, edited, markdown_name, data_name)
+    assert len(found) == 1 and "its results do not match the digest" in found[0], found
+
+
+@pytest.mark.parametrize("package", page_packages(), ids=page_ids(page_packages()))
+def test_a_failure_edited_to_hold_is_caught(package):
+    """A run whose report lists a failure (an every-seed claim failing at seed
+    1, made here from the committed data with its digest), edited so the
+    failure reads as holding: the check of the Markdown alone
+    (test_every_claim_holds_where_it_must) passes it; the digest or the
+    rendering does not."""
+    markdown, data, markdown_name, data_name = committed_report(package)
+    failing = copy.deepcopy(data)
+    name, section = next((n, s) for n, s in failing["sections"].items() if s["claims"] and "seed 1" in s["runs"])
+    claim = next(c for c in section["claims"] if c["every_seed"])
+    claim["holds"]["seed 1"] = False
+    claim["detail"] = {"seed 1": "measured 9.99"}
+    failing[DIGEST_KEY] = results_digest(failing)
+    failing_markdown, failures = render_report(failing)
+    assert failures == [f"{name}: {claim['statement']} FAILS under seed 1 (measured 9.99)"], failures
+    assert content_findings(failing_markdown, failing, markdown_name, data_name) == []
+    # The hand edit: the cell, the section's verdict, the JSON's result.
+    forged_markdown = failing_markdown.replace("| **FAILS** (measured 9.99) |", "| holds |").replace(
+        f"- {name}: 1 failure(s);", f"- {name}: every claim holds where it must;"
+    )
+    assert "**FAILS**" not in forged_markdown
+    forged = copy.deepcopy(failing)
+    forged["sections"][name]["claims"][section["claims"].index(claim)]["holds"]["seed 1"] = True
+    found = content_findings(forged_markdown, forged, markdown_name, data_name)
+    assert [f.split(":")[0] for f in found] == [data_name], found
+    assert "its results do not match the digest the run wrote into them" in found[0], found
+    found = content_findings(forged_markdown, failing, markdown_name, data_name)
+    assert len(found) == 1 and found[0].startswith(f"{markdown_name}:"), found
 
 
 def sensitive_quotes(package: str, section: str) -> set[str]:
