@@ -263,15 +263,37 @@ def test_a_changed_rate_finishes_and_names_the_statements_that_stopped_holding(p
 @pytest.mark.parametrize("package", PACKAGES, ids=page_ids(PACKAGES))
 def test_page_links_its_notebook_at_the_top_and_at_each_experiment(package):
     """ "Run it yourself" before the first numbered section, and a link in every
-    section where one of the page's experiments first runs."""
+    section where one of the page's experiments first runs, whose text names
+    the section of the committed notebook that holds the experiment ("this
+    experiment, section 4 of the page's notebook", under the notebook's
+    heading "## Section 4. ..."; site review round 3, L8: no link said where
+    to look), and no other section."""
     config = page_config(package)
     text = (REPO_ROOT / config.PAGE_FILE).read_text(encoding="utf-8")
     link = "](../" + notebooks.notebook_path(package).relative_to(REPO_ROOT).as_posix() + ")"
     parts = re.split(r"^## (\d+)\. .*$", text, flags=re.M)
     intro, sections = parts[0], dict(zip(map(int, parts[1::2]), parts[2::2], strict=True))
     assert "Run it yourself" in intro and link in intro, f"{config.PAGE_FILE}: no notebook link above section 1"
-    missing = sorted({n for n, _ in notebooks.sections_in_page_order(package) if link not in sections.get(n, "")})
+    experiments = sorted({n for n, _ in notebooks.sections_in_page_order(package)})
+    missing = [n for n in experiments if link not in sections.get(n, "")]
     assert not missing, f"{config.PAGE_FILE}: sections {missing} run an experiment but do not link the notebook"
+    notebook = nbformat.read(notebooks.notebook_path(package), as_version=4)
+    headed = {
+        int(m.group(1))
+        for cell in notebook.cells
+        if cell.cell_type == "markdown"
+        for m in re.finditer(r"^## Section (\d+)\. ", cell.source, re.M)
+    }
+    wrong = []
+    for n in experiments:
+        texts = re.findall(r"\[([^\]]*)" + re.escape(link), sections[n])
+        named = [re.findall(r"\bsection (\d+)\b", t, re.I) for t in texts]
+        if not texts or any(found != [str(n)] for found in named) or n not in headed:
+            wrong.append(f"section {n}: {texts} (the notebook's sections: {sorted(headed)})")
+    assert not wrong, (
+        f"{config.PAGE_FILE}: each experiment's notebook link names its own section of the notebook, "
+        "as 'this experiment, section N of the page's notebook':\n" + "\n".join(wrong)
+    )
 
 
 def test_experiment_cell_runs_as_its_module_and_detects_changes():

@@ -68,6 +68,26 @@ def test_missing_notebook_links_are_named():
     assert found == ["23: section 3 runs an experiment but does not link the page's notebook"]
 
 
+def test_a_notebook_link_naming_another_section_is_named():
+    """A link that says where in the notebook the experiment is must say the
+    section it sits in (site review round 3, L8); one that names no section
+    is left to the page (a scaffolded page's link names none)."""
+    own = "[this experiment, section 3 of the page's notebook](../figures/tiny/tiny.ipynb)"
+    assert messages(GOOD.replace(f"## 3. Three\n\n{LINK}", f"## 3. Three\n\n{own}")) == []
+    other = own.replace("section 3", "section 1")
+    assert messages(GOOD.replace(f"## 3. Three\n\n{LINK}", f"## 3. Three\n\n{other}")) == [
+        "25: section 3's notebook link names section 1 of the notebook "
+        "(\"this experiment, section 1 of the page's notebook\"): this section's experiment is in section 3"
+    ]
+    # Section 2 runs no experiment and has no code of the page's: the notebook has no section 2.
+    absent = own.replace("section 3", "section 2")
+    assert messages(GOOD.replace("## 2. Two and more\n\nProse.", f"## 2. Two and more\n\n{absent}")) == [
+        "21: section 2's notebook link names section 2, which the notebook does not have"
+    ]
+    code = f"## 2. Two and more\n\n{absent}\n\n```python\nprint(1)\n```"
+    assert messages(GOOD.replace("## 2. Two and more\n\nProse.", code)) == []
+
+
 def test_a_section_missing_from_the_contents_is_named():
     assert messages(GOOD.replace("2. [Two and more](#2-two-and-more)\n", "")) == [
         "18: section 2 is not linked from the page (add it to the contents list)"
