@@ -191,6 +191,29 @@ def test_committed_figures_draw_no_small_or_faint_text():
     assert not problems, "regenerate with `make figures`:\n" + "\n".join(problems)
 
 
+# Page weight (site review round 3, L12: page 1's 26 SVGs weighed 2.0 MB, one
+# of them 299 kB). Drawn with their glyphs as paths, the figures weigh 47 to
+# 112 kB, median 69 kB; the heaviest, Adam's excess over 10,000 steps, drew
+# its lines through every step (306,627 bytes) and, thinned to what its axes
+# can show, weighs 151,221 bytes. A figure above the budget draws far more
+# points than it can show: thin its lines to the figure's resolution (as
+# unit_mismatch.py's `thinned` does), or rasterise its densest layer. 160 KiB
+# (163,840 bytes): the thinned figure with 8 % to spare, about half the one
+# that prompted the budget.
+SVG_BUDGET_BYTES = 160 * 1024
+
+
+def test_committed_figures_stay_within_the_size_budget():
+    svgs = sorted((REPO_ROOT / "figures").glob("*/*.svg"))  # a notebook's runs write theirs deeper
+    assert svgs
+    heavy = [
+        f"{svg.relative_to(REPO_ROOT)}: {svg.stat().st_size:,} bytes"
+        for svg in svgs
+        if svg.stat().st_size > SVG_BUDGET_BYTES
+    ]
+    assert not heavy, f"figures over the {SVG_BUDGET_BYTES:,}-byte budget (see SVG_BUDGET_BYTES):\n" + "\n".join(heavy)
+
+
 def test_the_saver_raises_small_sizes_and_darkens_light_colours(tmp_path):
     """A label a script draws at 8 pt in the palette's orange is saved at the
     house minimum in orange's text shade."""

@@ -650,6 +650,52 @@ def padded_limits(values, pad=0.06):
     return nice_limits([low, high], pad=pad)
 
 
+# A line of many more steps than its axis has room for (10,000 steps on 255
+# points of axis) is drawn through the fewest of its points that keep it
+# within this distance of every point it skips (Ramer-Douglas-Peucker, in
+# the figure's points): under half the 1.1-point line's width, so the thinned
+# line stays inside the full one's stroke at any zoom (site review round 3,
+# L12: the full lines made this a 299 kB figure; thinned, about 150 kB).
+THIN_TOLERANCE_PT = 0.5
+
+
+def thinned(ax, x, y, tolerance_pt=THIN_TOLERANCE_PT):
+    """The indices of the points of the line (x, y) to draw on ``ax``, whose
+    limits and scales are set: every point the line drawn through them
+    passes more than ``tolerance_pt`` points from is kept, and so are both
+    ends and any point that has no place on the axes (matplotlib breaks
+    the line there). Drawing only: the numbers are never thinned."""
+    xy = ax.transData.transform(np.column_stack([x, y])) * (72 / ax.figure.dpi)
+    keep = ~np.isfinite(xy).all(axis=1)
+    finite = np.flatnonzero(~keep)
+    if finite.size == 0:
+        return np.flatnonzero(keep)
+    # Each unbroken run of placeable points on its own.
+    runs = np.split(finite, np.flatnonzero(np.diff(finite) > 1) + 1)
+    for run in runs:
+        keep[run[0]] = keep[run[-1]] = True
+        pending = [(run[0], run[-1])]
+        while pending:
+            start, end = pending.pop()
+            if end - start < 2:
+                continue
+            a, b = xy[start], xy[end]
+            between = xy[start + 1 : end]
+            ab = b - a
+            length2 = float(ab @ ab)
+            if length2 == 0.0:
+                distance = np.hypot(*(between - a).T)
+            else:
+                along = np.clip(((between - a) @ ab) / length2, 0.0, 1.0)
+                distance = np.hypot(*(between - (a + along[:, None] * ab)).T)
+            far = int(np.argmax(distance))
+            if distance[far] > tolerance_pt:
+                middle = start + 1 + far
+                keep[middle] = True
+                pending += [(start, middle), (middle, end)]
+    return np.flatnonzero(keep)
+
+
 def draw(section, results):
     t = section.text
     texts = section.texts
@@ -847,19 +893,29 @@ def draw(section, results):
             for label in ("raw", "std")
         ]
     )
+    # The scales and limits first: the lines are thinned in the figure's points.
+    log_axis(axes[0], "y", labels="power", every=4)
+    axes[0].set_ylim(*padded_log_limits(shown, 0.4))
     for ax, label, title in zip(axes, ("raw", "std"), ("raw units", "standardised")):
         run = results["adam"][label]
         history = run["long_history"]
+        ax.set_xlim(0, ADAM_CHECK_STEPS * 1.02)
         # Steps past the counted run are shaded: they only check whether a count lasts.
         ax.axvspan(ADAM_STEPS, ADAM_CHECK_STEPS * 1.02, color="#EEEEEE", zorder=0)
         for k, colour, role in (
             (run["fastest"], orange, "first to touch the target"),
             (run["best"], blue, f"first below to step {t('adam_steps_cap')}"),
         ):
-            ax.plot(steps_axis, history[:, k], color=colour, linewidth=1.1, label=f"rate {t('adam_rates', k)} ({role})")
+            drawn = thinned(ax, steps_axis, history[:, k])
+            ax.plot(
+                steps_axis[drawn],
+                history[drawn, k],
+                color=colour,
+                linewidth=1.1,
+                label=f"rate {t('adam_rates', k)} ({role})",
+            )
         ax.axvline(run["settle"][run["best"]], color=blue, linestyle=":", linewidth=1.1)
         ax.axhline(TARGET_EXCESS, color=grey, linestyle="--", linewidth=1)
-        ax.set_xlim(0, ADAM_CHECK_STEPS * 1.02)
         ax.set_xlabel(f"Adam step (shaded: continued past {t('adam_steps_cap')})")
         later = f"above again at step {t('adam_raw_exit')} (dot)" if label == "raw" else "still below at the end"
         ax.set_title(
@@ -869,8 +925,6 @@ def draw(section, results):
             loc="left",
         )
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=8.5, frameon=False)
-    log_axis(axes[0], "y", labels="power", every=4)
-    axes[0].set_ylim(*padded_log_limits(shown, 0.4))
     axes[0].set_ylabel("excess loss (log scale)")
     raw_run = results["adam"]["raw"]
     axes[0].plot(
