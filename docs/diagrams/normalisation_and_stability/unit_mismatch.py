@@ -882,7 +882,7 @@ def draw(section, results):
         4.4,
         margins=(0.74, 0.98, 0.22, 0.72),
         grid=(1, 2),
-        wspace=0.22,
+        wspace=0.42,  # room between the left panel's last tick label and the right panel's first
         suptitle="Adam's excess is not monotone: runs touch the target, then climb above it again",
     )
     axes = fig.subplots(1, 2, sharey=True)
