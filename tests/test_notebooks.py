@@ -17,7 +17,8 @@
   reduced run (the full run's for a section without a reduced
   configuration), timings aside; and one tinker per notebook (a changed
   rate, in the page setting) finishes, names the page's statements that
-  stopped holding, and a reader's own plot shows.
+  stopped holding, and a reader's own plot shows; page 1 also runs whole in
+  the page setting, every number equal to the page's.
 """
 
 from __future__ import annotations
@@ -196,7 +197,7 @@ def finished() -> dict:
 
 def executed_notebook(run: str) -> nbformat.NotebookNode:
     status = finished()
-    package = run.removesuffix("-tinker")
+    package = run.removesuffix("-tinker").removesuffix("-page")
     path = _RUN["scratch"] / run / f"{page_config(package).PAGE}-ran.ipynb"
     if status.get(run) != 0 or not path.exists():
         pytest.fail(f"{run}: jupyter execute failed:\n{_RUN['log']}", pytrace=False)
@@ -239,6 +240,31 @@ def test_notebook_runs_and_prints_the_pinned_numbers(package):
             continue  # other kernels (no pin, or make doctor's foreign fingerprint): last digits may differ
         wrong = {name: (rows[name][0], text) for name, text in pinned.items() if rows[name][0] != text}
         assert not wrong, f"{section} (quick): printed ≠ pinned for {wrong}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("package", notebook_runs.PAGE_SETTING, ids=page_ids(notebook_runs.PAGE_SETTING))
+def test_notebook_in_the_page_setting_prints_the_pages_numbers(package):
+    """Run whole in the page's own configuration, the notebook prints every
+    number the page's committed record holds, equal where the pin holds, and
+    every experiment's statements hold (a failing one would be an error)."""
+    notebook = executed_notebook(f"{package}-page")
+    page = page_config(package).PAGE
+    for section, printed in printed_tables(notebook).items():
+        committed = json.loads(
+            (REPO_ROOT / "figures" / page / "numbers" / f"{section}.json").read_text(encoding="utf-8")
+        )
+        expected = {
+            name: text
+            for name, text in notebooks.flat_texts(committed["quotes"]).items()
+            if not committed["quotes"][name.split("[")[0]].get("measured")
+        }
+        rows = {name: texts[0] for name, texts in printed["rows"].items() if name in expected}
+        assert set(rows) == set(expected), f"{section}: printed {sorted(set(rows) ^ set(expected))[:5]} unlike the page"
+        assert "statement does not hold" not in printed["text"], printed["text"]
+        if PIN_HOLDS:
+            wrong = {name: (rows[name], text) for name, text in expected.items() if rows[name] != text}
+            assert not wrong, f"{section} (page setting): printed ≠ the page for {wrong}"
 
 
 @pytest.mark.slow
