@@ -149,30 +149,23 @@ def test_a_notebook_kernel_that_loaded_numpy_first_runs_on_and_says_so():
     """Colab's kernel loads numpy before a notebook's first cell: the
     notebook's pin (apply_late) then carries on under a label that is never
     the page's own run, with a note, instead of the error a script gets."""
-    code = (
-        "import numpy\nfrom pagekit import numeric_env\n"
-        "print(numeric_env.apply_late())\n"
-        "from pagekit.record import Section\n"
-        "print(Section(page='demo', name='demo').is_page_run)"
-    )
     # A kernel started outside the project: none of the pin's variables set yet.
     kernel = {k: v for k, v in os.environ.items() if k not in numeric_env.PIN and k != numeric_env.WARNED_ENV}
-    late = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=kernel)
+
+    def run(*lines: str) -> subprocess.CompletedProcess:
+        code = "\n".join(lines)
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=kernel)
+
+    imports = ("import numpy", "from pagekit import numeric_env")
+    late = run(
+        *imports,
+        "print(numeric_env.apply_late())",
+        "from pagekit.record import Section",
+        "print(Section(page='demo', name='demo').is_page_run)",
+    )
     assert late.stdout.split() == [numeric_env.LATE, "False"], late.stderr
     assert "numpy was loaded before" in late.stderr
-    script = subprocess.run(
-        [sys.executable, "-c", "import numpy\nfrom pagekit import numeric_env\nnumeric_env.applied_variant()"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=kernel,
-    )
+    script = run(*imports, "numeric_env.applied_variant()")
     assert script.returncode != 0 and "must be applied before numpy" in script.stderr
-    fresh = subprocess.run(
-        [sys.executable, "-c", "from pagekit import numeric_env\nprint(numeric_env.apply_late())"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=kernel,
-    )
+    fresh = run("from pagekit import numeric_env", "print(numeric_env.apply_late())")
     assert fresh.stdout.split() == [numeric_env.applied_variant()]

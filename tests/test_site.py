@@ -1240,10 +1240,9 @@ def _page_ink(stream: bytes, height: float) -> tuple[tuple[float, float], list[t
     return box, marks
 
 
-def pdf_blank_shares(data: bytes) -> list[float]:
-    """For each page of a PDF (Chromium's, objects uncompressed), the share of
-    its content box below the last ink: what a block pushed to the next
-    page leaves blank."""
+def pdf_pages(data: bytes) -> tuple[dict[int, bytes], list[bytes]]:
+    """A PDF's objects by number and its page objects in the page tree's
+    order (Chromium's PDFs, objects uncompressed)."""
     objects = {int(m[1]): m[2] for m in re.finditer(rb"(?s)(\d+) 0 obj(.*?)endobj", data)}
     roots = [k for k, v in objects.items() if re.search(rb"/Type\s*/Pages\b", v) and b"/Parent" not in v]
     assert len(roots) == 1, f"{len(roots)} page-tree roots in the PDF"
@@ -1258,6 +1257,14 @@ def pdf_blank_shares(data: bytes) -> list[float]:
             pages.append(body)
 
     walk(roots[0])
+    return objects, pages
+
+
+def pdf_blank_shares(data: bytes) -> list[float]:
+    """For each page of a PDF (Chromium's, objects uncompressed), the share of
+    its content box below the last ink: what a block pushed to the next
+    page leaves blank."""
+    objects, pages = pdf_pages(data)
     shares = []
     for body in pages:
         height = float(re.search(rb"/MediaBox\s*\[\s*\S+\s+\S+\s+\S+\s+(\S+)\s*\]", body)[1])
@@ -1587,6 +1594,13 @@ if (document.readyState === 'complete') start(); else window.addEventListener('l
 @pytest.fixture(scope="module")
 def scrollers(browser, server):
     """READ_SCROLLERS of a page at a width, each page and width loaded once."""
+    return page_reader(browser, server, READ_SCROLLERS)
+
+
+def page_reader(browser, server, script: str):
+    """read(page, width): what the async ``script`` returns for the page at
+    that viewport width (a phone's below DESKTOP_WIDTH), each page and width
+    loaded once."""
     cache: dict[tuple[str, int], dict] = {}
 
     def read(page: str, width: int) -> dict:
@@ -1594,7 +1608,7 @@ def scrollers(browser, server):
             _set_viewport(browser, width, mobile=width < DESKTOP_WIDTH)
             try:
                 browser.get(f"{server}/{page}.html")
-                cache[page, width] = browser.execute_async_script(READ_SCROLLERS)
+                cache[page, width] = browser.execute_async_script(script)
             finally:
                 _set_viewport(browser, DESKTOP_WIDTH)
             assert cache[page, width]["viewport"] == width, f"the viewport is {cache[page, width]['viewport']} px"
@@ -1975,20 +1989,7 @@ if (document.readyState === 'complete') start(); else window.addEventListener('l
 @pytest.fixture(scope="module")
 def desktop_views(browser, server):
     """READ_DESKTOP of a page at a desktop width, each page and width loaded once."""
-    cache: dict[tuple[str, int], dict] = {}
-
-    def read(page: str, width: int) -> dict:
-        if (page, width) not in cache:
-            _set_viewport(browser, width)
-            try:
-                browser.get(f"{server}/{page}.html")
-                cache[page, width] = browser.execute_async_script(READ_DESKTOP)
-            finally:
-                _set_viewport(browser, DESKTOP_WIDTH)
-            assert cache[page, width]["viewport"] == width, f"the viewport is {cache[page, width]['viewport']} px"
-        return cache[page, width]
-
-    return read
+    return page_reader(browser, server, READ_DESKTOP)
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -2112,20 +2113,7 @@ return Array.from(document.querySelectorAll('article details.sd-dropdown .sd-sum
 def _pdf_link_pages(data: bytes) -> dict[str, int]:
     """Each link's address in a PDF (Chromium's, objects uncompressed) and the
     number of the page it is on, in the page tree's order."""
-    objects = {int(m[1]): m[2] for m in re.finditer(rb"(?s)(\d+) 0 obj(.*?)endobj", data)}
-    roots = [k for k, v in objects.items() if re.search(rb"/Type\s*/Pages\b", v) and b"/Parent" not in v]
-    assert len(roots) == 1, f"{len(roots)} page-tree roots in the PDF"
-    pages: list[bytes] = []
-
-    def walk(number: int) -> None:
-        body = objects[number]
-        if re.search(rb"/Type\s*/Pages\b", body):
-            for kid in re.findall(rb"(\d+) 0 R", re.search(rb"/Kids\s*\[([^\]]*)\]", body)[1]):
-                walk(int(kid))
-        else:
-            pages.append(body)
-
-    walk(roots[0])
+    objects, pages = pdf_pages(data)
     where: dict[str, int] = {}
     for number, body in enumerate(pages, start=1):
         annots = re.search(rb"/Annots\s*\[([^\]]*)\]", body)
