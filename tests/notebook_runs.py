@@ -86,8 +86,10 @@ def main(scratch: Path) -> int:
     workdir = scratch / "install"
     workdir.mkdir()
     # The first notebook's install cell, as a reader's kernel runs it (once:
-    # the second notebook's finds the package installed).
-    subprocess.run([python, "-c", install_cell(page_packages()[0])], check=True, cwd=workdir, env=quiet)
+    # the second notebook's finds the package installed), and the next cell's
+    # import in the same process: a kernel must not need a restart.
+    install_then_import = install_cell(page_packages()[0]) + "\nfrom pagekit import notebook_kit"
+    subprocess.run([python, "-c", install_then_import], check=True, cwd=workdir, env=quiet)
     status = {}
     runs = {}  # name: (package, setting, folder, the changed notebook or None)
     for package in page_packages():

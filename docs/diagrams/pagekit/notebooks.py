@@ -226,8 +226,10 @@ def install_cell_source() -> str:
 import importlib.util
 import os
 import pathlib
+import site
 import subprocess
 import sys
+import sysconfig
 
 PINS = [{pins}]
 CPU_TORCH = os.environ.get("TORCH_INDEX_URL", "{CPU_TORCH_INDEX}")  # "" for your usual index
@@ -256,6 +258,8 @@ if importlib.util.find_spec("pagekit") is None:
             command += ["--extra-index-url", CPU_TORCH]
     print(" ".join(command))
     subprocess.run(command, check=True)
+    # This kernel sees the new install without a restart (an editable one's .pth file too).
+    site.addsitedir(sysconfig.get_paths()["purelib"])
     importlib.invalidate_caches()'''
 
 
