@@ -336,7 +336,7 @@ This notebook reruns every experiment of the page `{config.PAGE_FILE}`, in the p
 experiment is one cell holding the section's own script, as it is in the repository: its settings at
 the top, then the code that computes, checks and draws. Run it, change a setting, run it again.
 
-**Set-up.** Python 3.11 or later, on Linux or macOS (or Google Colab). The first code cell installs the
+**Set-up.** Python 3.11 or later, on Linux or macOS with Apple silicon (or Google Colab). The first code cell installs the
 page's code (the package `pagekit`) with numpy, matplotlib and torch at the versions that made the
 page's numbers: from the repository when this notebook sits in a clone, else from the package file
 `pagekit-<version>-py3-none-any.whl` that the page links beside the notebook (put it in the notebook's
@@ -344,9 +344,9 @@ folder). In a fresh environment:
 
 ```sh
 python3 -m venv nb && nb/bin/pip install jupyterlab   # then: nb/bin/jupyter lab {config.PAGE}.ipynb
-# or without a browser, keeping every output (numbers, tables, figures) in {config.PAGE}-ran.ipynb:
+# or without a browser, keeping every output (numbers, tables, figures) in ran.ipynb:
 nb/bin/pip install nbclient ipykernel
-nb/bin/jupyter execute --allow-errors --output {config.PAGE}-ran {config.PAGE}.ipynb
+nb/bin/jupyter execute --allow-errors --output ran {config.PAGE}.ipynb
 ```
 
 On Colab the first cell installs only the page's code and keeps Colab's own numpy, matplotlib and torch;
