@@ -352,6 +352,13 @@ def in_backs_line(source: str, at: int) -> bool:
     return source[start:at].lstrip().startswith("% backs")
 
 
+def prose_target(source: str, old: str) -> tuple[int, int]:
+    """The one place (offset, line) of ``old`` in the page's prose, outside `% backs` lines."""
+    found = [at for at in (m.start() for m in re.finditer(re.escape(old), source)) if not in_backs_line(source, at)]
+    assert len(found) == 1, f"the mutation's target {old!r} is not once in the page's prose"
+    return found[0], source.count("\n", 0, found[0]) + 1
+
+
 @pytest.mark.parametrize(
     "package, kind, old, new, expected",
     [(package, *mutation) for package, mutations in WORD_MUTATIONS.items() for mutation in mutations],
@@ -363,10 +370,7 @@ def test_an_edit_of_the_words_is_caught_with_file_line_and_missing_evidence(
     config = page_config(package)
     source = (REPO_ROOT / config.PAGE_FILE).read_text(encoding="utf-8")
     # An author's slip is in the prose; the page's `% backs` lines keep their words.
-    found = [at for at in (m.start() for m in re.finditer(re.escape(old), source)) if not in_backs_line(source, at)]
-    assert len(found) == 1, f"the mutation's target {old!r} is not once in the page's prose"
-    at = found[0]
-    line = source.count("\n", 0, at) + 1
+    at, line = prose_target(source, old)
     # A caption's finding names the caption's first line: the paragraph's.
     paragraph_start = source.rfind("\n\n", 0, at)
     first = source.count("\n", 0, paragraph_start + 2) + 1
@@ -410,10 +414,7 @@ def test_an_allowlist_entry_cannot_silence_a_contradiction_and_shows_in_the_gold
     old, new, phrase, expected = ALLOWLIST_MUTATIONS[package]
     config = page_config(package)
     source = (REPO_ROOT / config.PAGE_FILE).read_text(encoding="utf-8")
-    found = [at for at in (m.start() for m in re.finditer(re.escape(old), source)) if not in_backs_line(source, at)]
-    assert len(found) == 1, f"the mutation's target {old!r} is not once in the page's prose"
-    at = found[0]
-    line = source.count("\n", 0, at) + 1
+    at, line = prose_target(source, old)
     page = tmp_path / "page.md"
     page.write_text(source[:at] + new + source[at + len(old) :], encoding="utf-8")
     allowlist = tmp_path / "wording_allowlist.toml"

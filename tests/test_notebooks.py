@@ -100,11 +100,7 @@ def touches_search_path(source: str) -> bool:
 def test_install_cell_finds_the_clone_or_the_package_file(tmp_path):
     """The install cell installs from the clone around the notebook, from a
     package file beside it, and otherwise says where to get one."""
-    source = next(
-        c.source
-        for c in nbformat.read(notebooks.notebook_path(PACKAGES[0]), as_version=4).cells
-        if c.cell_type == "code"
-    )
+    source = notebook_runs.install_cell(PACKAGES[0])
     body = source.split("\nif importlib.util.find_spec")[0]  # the definitions, not the install
     found = {}
 

@@ -133,8 +133,7 @@ def load_cell(name: str, source: str) -> types.ModuleType:
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     module = types.ModuleType(name)
     # Paths a script builds from its own file (its data) resolve as they do in the package.
-    package, _, script = name.rpartition(".")
-    module.__file__ = str(Path(sys.modules[package].__file__).parent / f"{script}.py")
+    module.__file__ = str(installed_script(name))
     code = compile(source, filename, "exec")
     previous = sys.modules.get(name)
     sys.modules[name] = module
@@ -147,13 +146,17 @@ def load_cell(name: str, source: str) -> types.ModuleType:
     return module
 
 
+def installed_script(name: str) -> Path:
+    """Where module ``<package>.<script>`` is installed (its page package is imported)."""
+    package, _, script = name.rpartition(".")
+    return Path(sys.modules[package].__file__).parent / f"{script}.py"
+
+
 def is_page_code(name: str, source: str) -> bool:
     """Whether the cell means what the repository's script means (comments,
     docstrings and layout aside)."""
-    package, _, script = name.rpartition(".")
-    path = Path(sys.modules[package].__file__).parent / f"{script}.py"
     try:
-        return inputs.tree_content(ast.parse(source)) == inputs.code_content(path)
+        return inputs.tree_content(ast.parse(source)) == inputs.code_content(installed_script(name))
     except (OSError, SyntaxError):
         return False
 
@@ -189,8 +192,7 @@ def run_cell(name: str, source: str) -> Experiment | None:
     if _SESSION is None:
         raise RuntimeError("run the set-up cell first (notebook_kit.start)")
     package, _, script = name.rpartition(".")
-    page_config(package)  # a clear error for an unknown page
-    __import__(package)
+    page_config(package)  # imports the page package, or a clear error for an unknown page
     changed = not is_page_code(name, source)
     module = load_cell(name, source)
     setting, reference = _SESSION.setting, _SESSION.reference.get(script, {})
