@@ -54,3 +54,48 @@ def test_a_claim_without_source_records_no_form():
     section = Section(page="probe", name="probe", echo=False)
     exec("section.claim('one is one', 1 == 1)", {"section": section})
     assert (section.claims[0].condition, section.claims[0].constants) == (None, {})
+
+
+SWEEP_PROBE = """
+RATES = (0.1, 0.3, 1)
+
+
+def claims(section, accuracies):
+    section.sweep_claim(
+        "the network trains",
+        {rate: a > 0.5 for rate, a in zip(RATES, accuracies)},
+        {rate: f"{a:.3f}" for rate, a in zip(RATES, accuracies)},
+        over="learning rate",
+        key="trains",
+    )
+"""
+
+
+def test_a_sweep_claim_records_every_point_and_names_the_failing_ones(tmp_path):
+    """A sweep claim (issue 39): the statement names its points, the record
+    keeps each point's outcome (what the robustness report shows, point by
+    point, and what a range word in the prose needs), its condition is the
+    points' source, and it fails when one point fails, naming that point."""
+    path = tmp_path / "sweep_probe.py"
+    path.write_text(SWEEP_PROBE, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("sweep_probe", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    section = Section(page="probe", name="probe", echo=False)
+    module.claims(section, [0.8, 0.7, 0.3])
+    [claim] = section.record()["claims"]
+    assert claim["statement"] == "the network trains, at every learning rate of 0.1, 0.3, 1"
+    assert claim["sweep"] == {"over": "learning rate", "points": {"0.1": True, "0.3": True, "1": False}}
+    assert claim["holds"] is False and claim["detail"] == "at learning rate 1: 0.300"
+    assert claim["condition"] == "{rate: a > 0.5 for rate, a in zip(RATES, accuracies)}"
+    assert claim["constants"] == {"RATES": [0.1, 0.3, 1]}
+
+
+def test_a_sweep_claim_needs_two_points():
+    import pytest
+
+    from pagekit.numformat import QuoteError
+
+    section = Section(page="probe", name="probe", echo=False)
+    with pytest.raises(QuoteError, match="at least two points"):
+        section.sweep_claim("one point", {0.1: True}, over="learning rate")

@@ -288,14 +288,14 @@ WORD_MUTATIONS = {
         ("a direction word flipped", "1.18 above them", "1.18 below them", "a direction word 'below' in section 7"),
         (
             "one run restated as every seed",
-            "while which run is ahead at 0.01 is this run's only",
-            "while which run is ahead at 0.01 held at every seed",
+            "So in this run QK-norm made the larger rates cost less",
+            "So at every seed QK-norm made the larger rates cost less",
             "a scope word 'at every seed' in section 9",
         ),
         (
             "one run restated as every seed, in the recap",
-            "was ahead at the smallest rate is this page's run only",
-            "was ahead at the smallest rate was the same at every seed",
+            "At the smallest rate the two runs tied",
+            "At the smallest rate the run without QK-norm was ahead at every seed",
             "a scope word 'at every seed' in section 12",
         ),
         (
@@ -319,15 +319,15 @@ WORD_MUTATIONS = {
         ),
         (
             "a superlative reversed (issue 44, kind 1)",
-            "and the largest logit, 10.5, 17.6",
-            "and the smallest logit, 10.5, 17.6",
+            "the largest logits, 10.5, 17.6",
+            "the smallest logits, 10.5, 17.6",
             "a direction word 'smallest' in section 9: the quotes say the opposite: 10.5 is qk_norm.largest_qk[0], "
             "by its name largest",
         ),
         (
             "a general scope added (issue 44, kind 3)",
-            "at 0.3 and at 1 with accuracies of 0.826 and 0.813.",
-            "at 0.3 and at 1 regardless of the seed, with accuracies of 0.826 and 0.813.",
+            "accuracies of 0.826 at 0.3 and 0.813 at 1.",
+            "accuracies of 0.826 at 0.3 and 0.813 at 1 regardless of the seed.",
             "a scope word 'regardless of the seed' in section 3",
         ),
         (
@@ -335,6 +335,12 @@ WORD_MUTATIONS = {
             "| hand-written layer norm | 94.2 ms |",
             "| hand-written layer norm | 94.2 s |",
             "94.2 in section 8 is followed by the unit 's', but it is rms_norm_speed.ms_hand_layer, and declares no unit",
+        ),
+        (
+            "an opening card's one-run result restated for every seed (issue 44, kind 8)",
+            "diverged at 0.3, 1 and 3; with batch norm the same network did not diverge",
+            "diverged at 0.3, 1 and 3 at every seed; with batch norm the same network did not diverge",
+            "a scope word 'at every seed' in section 1",
         ),
         (
             "a caption stating the opposite",
@@ -433,3 +439,38 @@ def test_an_allowlist_entry_cannot_silence_a_contradiction_and_shows_in_the_gold
     pinned = json.loads((golden_dir(config.PAGE) / "page.json").read_text(encoding="utf-8"))
     now = check_page.pinned_binding(config, page_path=page, allowlist_path=allowlist)
     assert f"allowlist entry added: phrase {phrase!r} (the author says so)" in binding_differences(pinned, now)
+
+
+# --- a sentence widened from its tested point to a range (issue 39) ---
+
+# (package, the backed phrase as the page has it, the same phrase widened to a
+# range, the claim's key): the author widens the words, in the prose and in
+# the `% backs` line alike, and keeps the claim, which tested one point.
+WIDENED = {
+    "normalisation_layers": (
+        "At 1 noise on every activation scored far below batch norm",
+        "At larger rates noise on every activation scored far below batch norm",
+        "costs-at-1",
+    ),
+}
+
+
+@pytest.mark.parametrize("package", list(WIDENED))
+def test_an_explanation_widened_from_its_point_to_a_range_is_caught(tmp_path, package):
+    """Section 4's cost of the noise was measured at lr 1; written as "at larger
+    rates" it claims a range the single-point claim never tested. The check
+    names the word, the claim and the missing evidence (a sweep claim)."""
+    old, new, key = WIDENED[package]
+    config = page_config(package)
+    source = (REPO_ROOT / config.PAGE_FILE).read_text(encoding="utf-8")
+    at, line = prose_target(source, old)
+    assert f'% backs covariate_shift:{key} "{old}"' in source, "the phrase is not backed by the claim this test widens"
+    mutated = source.replace(old, new)
+    page = tmp_path / "page.md"
+    page.write_text(mutated, encoding="utf-8")
+    lines = check_page.check_page(config, page_path=page).lines()
+    caught = [entry for entry in lines if "a range word 'At larger rates'" in entry]
+    assert caught, "a widened explanation passed the check:\n" + "\n".join(lines)
+    assert caught[0].startswith(f"{page}:{line}:"), caught[0]
+    assert "is tested at one point: a range needs a sweep claim (section.sweep_claim)" in caught[0], caught[0]
+    assert "at lr 1 the" in caught[0], "the finding names the single-point claim behind the words"

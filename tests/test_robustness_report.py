@@ -404,3 +404,26 @@ def test_sections_skipped_under_the_torch_variants_never_import_torch():
     assert done.returncode == 0, done.stderr
     imported = json.loads(done.stdout.strip().splitlines()[-1])
     assert not imported, f"{sections} imported {imported[:5]}: the report must rerun them under the torch variants"
+
+
+@pytest.mark.parametrize("package", page_packages(), ids=page_ids(page_packages()))
+def test_a_sweep_claim_is_reported_point_by_point(package):
+    """Every sweep claim of the committed report (issue 39) has one row per
+    point, each with a cell per run, and a point that did not hold in a run
+    where it must shows as a failure in the claim's own row."""
+    markdown, data, _, _ = committed_report(package)
+    sweeps = [
+        (section, claim)
+        for section, mine in data["sections"].items()
+        for claim in mine.get("claims", [])
+        if claim.get("sweep")
+    ]
+    if package == "normalisation_layers":
+        assert len(sweeps) >= 5, "page 2's sections 3 to 5 state their results as sweeps"
+    for section, claim in sweeps:
+        for point, outcomes in claim["sweep"]["points"].items():
+            row = f"| at {claim['sweep']['over']} {point} |"
+            assert row in markdown, f"{section}: no row for {row}"
+            for run, held in outcomes.items():
+                if held is False and claim["every_seed"]:
+                    assert claim["holds"][run] is False, f"{section}: {point} failed under {run} but the claim held"

@@ -378,3 +378,57 @@ def test_every_allowlist_entry_is_pinned_in_the_golden_record(tmp_path):
         allowlist_path=tmp_path / "allow.toml",
     )
     assert binding_differences(pinned, now) == ["allowlist entry added: phrase 'post-norm does better' (a test)"]
+
+
+# --- range words need a sweep claim (issue 39) --------------------------------
+
+
+def test_a_range_word_needs_a_sweep_claim_that_held_at_every_point(tmp_path):
+    """'at larger rates' backed by a claim measured at one rate fails, naming
+    the claim and what is missing; the same words backed by a sweep claim that
+    held at every point pass; one failing point fails, naming it."""
+    words = "Pre-norm ends below post-norm at larger rates.\n"
+    one_point = [{**CLAIMS[0], "backs": ["Pre-norm ends below post-norm at larger rates"]}]
+    [line] = check(tmp_path, words, claims=one_point)
+    assert "a range word 'at larger rates' in section 1" in line
+    assert "is tested at one point: a range needs a sweep claim (section.sweep_claim)" in line
+    sweep = {"over": "learning rate", "points": {"0.01": True, "0.03": True, "0.1": True}}
+    swept = [{**one_point[0], "sweep": sweep}]
+    assert check(tmp_path, words, claims=swept) == []
+    failing = [{**one_point[0], "sweep": {**sweep, "points": {**sweep["points"], "0.1": False}}}]
+    [line] = check(tmp_path, words, claims=failing)
+    assert "fails at learning rate 0.1" in line
+
+
+def test_a_range_word_without_any_claim_fails_unless_the_allowlist_gives_a_reason(tmp_path):
+    """A range word no claim backs fails; a sentence that must use one
+    without a run behind it (a paper's finding) takes an allowlist entry,
+    which the golden record pins like every other."""
+    words = "Pre-norm trains across its whole window.\n"
+    [line] = check(tmp_path, words)
+    assert "a range word 'across its whole window' in section 1: no phrase around it is backed by a sweep claim" in line
+    allow = '[[allow]]\npage = "demo"\nphrase = "across its whole window"\nreason = "a paper\'s finding"\n'
+    assert check(tmp_path, words, allow=allow) == []
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("it trained at rates up to 1", ["at rates up to"]),
+        ("at larger rates the gap closes", ["at larger rates"]),
+        ("across batch norm's window", ["across batch norm's window"]),
+        ("ahead at both rates", ["at both rates"]),
+        ("at every learning rate, the loss fell", ["at every learning rate"]),
+        ("at all eight rates", ["at all eight rates"]),
+        ("at any rate, the loss fell", []),  # the idiom, not a range
+        ("at learning rates 0.1 and 0.3 for 400 steps", []),  # the set-up, not a result
+        ("at every learning rate of 0.001, 0.01 and 0.1", []),  # an enumeration of the method's settings
+        ("the accuracy at each learning rate", []),  # walks through the points shown
+        ("lower at each larger rate", ["at each larger rate"]),
+        ("whatever the size of the weights", []),
+        ("for each batch size m in 2, 4 and 8", []),
+        ("at a rate where the plain network diverges", []),
+    ],
+)
+def test_the_range_vocabulary(text, expected):
+    assert [m.group() for m in wording.RANGE.finditer(text)] == expected

@@ -52,7 +52,7 @@ from pagekit import numeric_env
 from pagekit import inputs as section_inputs
 from pagekit import page_rules, wording
 from pagekit.golden import allowlist_row
-from pagekit.registry import PageNameError, package_for_page, page_config, page_packages, rel_path
+from pagekit.registry import PageNameError, claim_scripts, package_for_page, page_config, page_packages, rel_path
 
 from pagekit.paths import REPO_ROOT
 from pagekit.paths import golden_dir as golden_path
@@ -862,7 +862,7 @@ def attach_backing(page: ParsedPage, config, records: dict) -> list[Finding]:
     for claim in (c for record in records.values() for c in record.get("claims", [])):
         claim["backs"] = []
     for backing in page.backing:
-        scripts = config.SECTION_SCRIPTS.get(backing.section, ())
+        scripts = claim_scripts(config, backing.section)
         if backing.script not in scripts:
             findings.append(
                 Finding(
@@ -897,7 +897,7 @@ def check_backed_phrases(page: ParsedPage, config, records: dict) -> list[Findin
     that uses the claim's script."""
     findings = []
     for script in sorted({s for scripts in config.SECTION_SCRIPTS.values() for s in scripts}):
-        sections = [n for n, scripts in config.SECTION_SCRIPTS.items() if script in scripts and n in page.sections]
+        sections = [n for n in sorted(page.sections) if script in claim_scripts(config, n)]
         if not sections:
             continue
         text = " ".join(section_prose(page, n) for n in sections)

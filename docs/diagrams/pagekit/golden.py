@@ -59,6 +59,7 @@ def pinned_claim(claim: dict) -> dict:
         "key": claim.get("key"),
         "condition": claim.get("condition"),
         "constants": claim.get("constants", {}),
+        **({"sweep": claim["sweep"]} if claim.get("sweep") else {}),
     }
 
 
@@ -100,6 +101,8 @@ def claim_differences(old: list[dict], new: list[dict]) -> list[str]:
             out.append(f"claim {c['statement']!r}: key {was.get('key')!r} -> {c['key']!r}")
         if (was.get("condition"), was.get("constants", {})) != (c["condition"], c["constants"]):
             out.append(f"claim {c['statement']!r}: condition {condition_text(was)} -> {condition_text(c)}")
+        if was.get("sweep") != c.get("sweep"):
+            out.append(f"claim {c['statement']!r}: sweep points {was.get('sweep')} -> {c.get('sweep')}")
     for c in old:
         if c["statement"] not in new_by:
             out.append(f"claim was: {c['statement']!r} (condition {condition_text(c)})")

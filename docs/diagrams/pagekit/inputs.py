@@ -134,6 +134,8 @@ REGISTRY_NAMES = frozenset(
         "PAGE",
         "PAGE_FILE",
         "SECTION_SCRIPTS",
+        "SUMMARY_SCRIPTS",
+        "RESULT_SCRIPTS",
         "EXTRA_SCRIPTS",
         "SHARED_QUOTES",
         "STRUCTURAL",

@@ -23,7 +23,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from pagekit import numeric_env
 
@@ -96,6 +96,11 @@ class Claim:
     # an operator cannot change while the statement stays the same.
     condition: str | None = None
     constants: dict[str, Any] = field(default_factory=dict)
+    # A sweep claim (Section.sweep_claim): what the points are ("learning
+    # rate") and whether the condition held at each, by the point's printed
+    # label. The page check lets only such a claim back a range word ("at
+    # larger rates", "across its window").
+    sweep: dict[str, Any] | None = None
 
 
 CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -334,6 +339,44 @@ class Section:
         form = condition_form(sys._getframe(1), lambda call: _source(_argument(call, 1, "holds")))
         return self._add_claim(statement, holds, detail, every_seed, key, form)
 
+    def sweep_claim(
+        self,
+        statement: str,
+        points: Mapping[Any, bool],
+        details: Mapping[Any, str] | None = None,
+        *,
+        over: str,
+        every_seed: bool = True,
+        key: str | None = None,
+    ) -> bool:
+        """Record a statement about a range: one condition checked at every
+        point of a declared set (``points`` maps each point, a learning rate
+        say, to whether the condition held there; ``over`` names what the
+        points are). It holds when every point holds; the record keeps each
+        point's outcome, the robustness report shows each point of each run,
+        and only such a claim may back a range word in the prose ("at larger
+        rates", "across its window"; see wording.py). The statement names
+        the points, so a changed set changes the statement the golden record
+        pins. ``details`` (optional) gives the measured values per point;
+        those of the points that fail make the claim's detail.
+        """
+        if len(points) < 2:
+            raise QuoteError(f"{self.name}: a sweep claim needs at least two points; use claim for one")
+        labels = {point: format(point, "g") if isinstance(point, (int, float)) else str(point) for point in points}
+        if len(set(labels.values())) != len(labels):
+            raise QuoteError(f"{self.name}: sweep points {list(labels.values())} print alike")
+        outcomes = {labels[point]: bool(held) for point, held in points.items()}
+        failing = [point for point, held in points.items() if not held]
+        detail = "; ".join(
+            f"at {over} {labels[point]}" + (f": {details[point]}" if details and point in details else "")
+            for point in failing
+        )
+        form = condition_form(sys._getframe(1), lambda call: _source(_argument(call, 1, "points")))
+        words = f"{statement}, at every {over} of {', '.join(labels.values())}"
+        holds = self._add_claim(words, not failing, detail, every_seed, key, form)
+        self.claims[-1].sweep = {"over": over, "points": outcomes}
+        return holds
+
     def _add_claim(
         self,
         statement: str,
@@ -495,6 +538,7 @@ class Section:
                     **({"key": c.key} if c.key else {}),
                     "condition": c.condition,
                     "constants": c.constants,
+                    **({"sweep": c.sweep} if c.sweep else {}),
                 }
                 for c in self.claims
             ],

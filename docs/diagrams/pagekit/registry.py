@@ -68,6 +68,17 @@ def section_scripts(package: str) -> list[str]:
     return sorted(named)
 
 
+def claim_scripts(config, section: int) -> tuple[str, ...]:
+    """The scripts whose claims may back the words of a page section: its
+    own (SECTION_SCRIPTS), or, for a section that restates other sections'
+    results without running anything (the opening cards),
+    SUMMARY_SCRIPTS[section]. The notebook and the number check go by
+    SECTION_SCRIPTS alone."""
+    return tuple(config.SECTION_SCRIPTS.get(section, ())) or tuple(
+        getattr(config, "SUMMARY_SCRIPTS", {}).get(section, ())
+    )
+
+
 def sections_in_page_order(config) -> list[tuple[int, str]]:
     """(page section number, script) for every section script of a page (its
     registry, the page package's __init__), at the section that first uses it."""

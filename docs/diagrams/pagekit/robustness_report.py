@@ -85,7 +85,7 @@ from pagekit.run_sections import (
     resolve_pages,
 )
 from pagekit.run_sections import TIMES_FILE as FIGURES_TIMES
-from pagekit.run_sections import load_for_workers
+from pagekit.run_sections import load_for_workers, share_runs
 from pagekit import numeric_env
 from pagekit import inputs as section_inputs
 from pagekit.registry import PageNameError, page_config, rel_path
@@ -655,6 +655,18 @@ def section_data(script: SectionScript, runs: list[tuple[str, int]], results: di
         }
         if details:
             entry["detail"] = details
+        if claim.get("sweep"):
+            # A sweep claim: whether it held at each of its points, in each run.
+            entry["sweep"] = {
+                "over": claim["sweep"]["over"],
+                "points": {
+                    point: {
+                        label: ((other or {}).get("sweep") or {}).get("points", {}).get(point)
+                        for label, other in found.items()
+                    }
+                    for point in claim["sweep"]["points"]
+                },
+            }
         mine["claims"].append(entry)
     for element, texts, values, measured in quote_elements(records, applicable):
         mine["quotes"][element] = {
@@ -727,6 +739,17 @@ def render_section(name: str, mine: dict, runs: list[tuple[str, int]]) -> tuple[
                 )
         scope = "every seed and variant" if every_seed else "seed 0, every variant"
         lines.append(f"| {claim['statement']} | {scope} | " + " | ".join(cells) + " |")
+        sweep = claim.get("sweep")
+        for point, outcomes in (sweep or {}).get("points", {}).items():
+            # One row per point of a sweep claim: where in the range it held (its
+            # failures are the claim's own, counted once above).
+            point_cells = [
+                skips[run].cell
+                if run not in applicable
+                else claim_cell(outcomes.get(label[run]), "", every_seed or run[1] == 0)[0]
+                for run in runs
+            ]
+            lines.append(f"| at {sweep['over']} {point} | {scope} | " + " | ".join(point_cells) + " |")
 
     seed_runs = [run for run in runs if run[0] == numeric_env.PINNED]
     variant_runs = [run for run in applicable if run[0] != numeric_env.PINNED]
@@ -936,6 +959,7 @@ def main(argv: list[str] | None = None) -> int:
         "its workers must declare the numeric variants they run (pagekit.executor.dask_worker_command)",
     )
     args = parser.parse_args(argv)
+    share_runs()
     # Stop cleanly on either signal (its workers stop with it, finished runs stay cached).
     executor.die_with_parent()
     signal.signal(signal.SIGTERM, interrupted)

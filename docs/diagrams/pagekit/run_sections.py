@@ -37,6 +37,7 @@ from pathlib import Path
 from pagekit import executor
 from pagekit import kernel_fingerprint
 from pagekit import numeric_env  # (light; the pin is applied before numpy loads)
+from pagekit import shared_runs
 from pagekit import inputs as section_inputs
 from pagekit.paths import BUILD_DIR, DIAGRAMS_DIR, FIGURES_DIR, REPO_ROOT
 from pagekit.registry import PageNameError, page_config, page_packages, section_scripts
@@ -375,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return EXIT_BAD_INPUT
 
+    share_runs()
     scripts = all_sections(pages)
     known = {s.name for s in scripts}
     unknown = [name for name in args.sections if name not in known]
@@ -408,6 +410,12 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
+
+
+def share_runs() -> None:
+    """Let the sections this process runs share their identical training
+    runs (pagekit.shared_runs), kept under build/shared-runs/."""
+    os.environ.setdefault(shared_runs.SHARED_RUNS_ENV, str(BUILD_DIR / "shared-runs"))
 
 
 def warn_if_foreign_kernels() -> None:

@@ -9,7 +9,9 @@ into a conclusion:
 - scope words that make a result general (every seed, each seed, across
   seeds, all three seeds, consistently, reliably, regardless of the seed,
   always, never, in general, ...);
-- one-run words that make it one run's result (this run, the page's run, ...).
+- one-run words that make it one run's result (this run, the page's run, ...);
+- range words that state a result over a set of settings (at larger rates,
+  at every rate, at both rates, at rates up to 1, across its window, ...).
 
 The check reads every sentence of the prose, the captions and the alt text of
 a section that has scripts, and each occurrence of such a word must have
@@ -20,8 +22,11 @@ evidence, in this order:
    and the claim's scope fits the word: a scope word needs an every-seed
    claim that held in every run of the page's robustness report (or a
    holding claim of a section computed from that report, DERIVED_SECTIONS,
-   which the report does not rerun); a one-run word or a direction word any
-   claim;
+   which the report does not rerun); a range word a sweep claim
+   (``section.sweep_claim``: the same condition checked at every point of a
+   declared set of rates or settings) that held at every point, never a
+   claim tested at one point, nor the allowlist; a one-run word or a
+   direction word any claim;
 2. or the quotes verify it: the word is part of the unit its number's quote
    declares ("1,304 times bigger", a quote with unit "times bigger"); or a
    signed word (larger, below, fewer, ...) compares two quoted numbers the
@@ -69,6 +74,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pagekit.paths import PACKAGE_DIR
+from pagekit.registry import claim_scripts
 
 ALLOWLIST = PACKAGE_DIR / "wording_allowlist.toml"
 
@@ -235,7 +241,7 @@ def name_groups(form: Form) -> tuple[set[str], set[str]]:
 # seed offsets, variants and kernels count after "each", "both" and "across".
 REPEATS = r"(?:seeds?(?! shifted)|seed offsets?|(?:numeric )?variants?|(?:numeric )?kernels?)"
 SCOPE_NOUNS = rf"(?:{REPEATS}|runs?)"
-COUNT_WORDS = r"(?:two|three|four|five|six|ten|\d+)"
+COUNT_WORDS = r"(?:two|three|four|five|six|seven|eight|nine|ten|\d+)"
 GENERAL = re.compile(
     rf"\b(?:(?:at|for|under|in|with|on) )?(?:every|any|all(?: of)?(?: the| these| those)?(?: {COUNT_WORDS})?) "
     rf"{SCOPE_NOUNS}\b|"
@@ -296,7 +302,38 @@ RATIO_UNIT = re.compile(r"(?:times|×)(?: (?:as|the|its|more|less))? (?!\d)[\w-]
 # What may stand between a direction word and the number it compares with.
 COMPARAND_GAP = re.compile(r"\s*(?:than\s+(?:[\w'’-]+\s+){0,3})?", re.I)
 
-KINDS = {"general": "a scope word", "one_run": "a one-run word", "direction": "a direction word"}
+# Range words: a result stated over a set of settings. Such a word needs a
+# sweep claim behind it, one that checked every point of the set; a claim
+# measured at one point cannot back it (the page's covariate-shift result
+# held at 0.1 and 0.3 and reversed at 1, inside the window its words named).
+SETTING_NOUN = r"(?:(?:learning )?rate|setting|depth|width|(?:batch |step )size)"
+RANGE_ADJECTIVES = r"(?:larger|higher|smaller|lower|large|high|small|low|other|several|many|more)"
+# "at each learning rate" walks through the points shown ("the accuracy at
+# each learning rate"), and "at every learning rate of 0.001, 0.01 and 0.1"
+# or "for each batch size m in 2, 4, ..." lists a method's settings: neither
+# is a range word. "at every rate" and "at each larger rate" are.
+ENUMERATED = r"(?!,? (?:of|in|from)\b| [a-zA-Z]\b| \$)"
+RANGE = re.compile(
+    rf"\b(?:at|over|across|under|in) (?:every (?:{RANGE_ADJECTIVES} )?|each {RANGE_ADJECTIVES} ){SETTING_NOUN}\b"
+    rf"{ENUMERATED}|"
+    rf"\b(?:at|for|over|across|under|in) (?:all|both)(?: (?:the|these|those))?(?: {COUNT_WORDS})? "
+    rf"(?:{RANGE_ADJECTIVES} )?{SETTING_NOUN}s\b|"
+    rf"\b(?:at|for|over|across|under|in) (?:(?:the|these|those) )?(?:{COUNT_WORDS} )?{RANGE_ADJECTIVES} "
+    rf"{SETTING_NOUN}s\b|"
+    rf"\b(?:at|for|over|across|under|in) (?:the )?{SETTING_NOUN}s (?:up to|from|between|above|below|as "
+    rf"(?:large|high|small|low) as)\b|"
+    rf"\b(?:whatever|regardless of) the {SETTING_NOUN}\b|"
+    r"\b(?:across|over|throughout|within) (?:the |its |this |that |each |every )?(?:(?:\w+ )?\w+(?:'s|’s) )?(?:own )?"
+    r"(?:whole |entire )?(?:window|range)\b",
+    re.I,
+)
+
+KINDS = {
+    "general": "a scope word",
+    "one_run": "a one-run word",
+    "direction": "a direction word",
+    "range": "a range word",
+}
 
 
 # --- sentences ---------------------------------------------------------------
@@ -380,7 +417,7 @@ class Bound:
 
 @dataclass
 class Occurrence:
-    kind: str  # general, one_run or direction
+    kind: str  # general, one_run, direction or range
     word: str
     start: int
     end: int
@@ -532,6 +569,9 @@ def find_occurrences(text: str) -> list[Occurrence]:
         found.append(Occurrence("general", m.group(), m.start(), m.end()))
     for m in DIRECTION.finditer(text):
         found.append(Occurrence("direction", m.group(), m.start(), m.end()))
+    for m in RANGE.finditer(text):
+        if not any(o.start <= m.start() < o.end for o in found if o.kind == "general"):
+            found.append(Occurrence("range", m.group(), m.start(), m.end()))
     return sorted(found, key=lambda o: o.start)
 
 
@@ -768,7 +808,7 @@ def page_sentences(page, config, records: dict, numbers) -> list[Sentence]:
     texts_of: dict[int, dict[str, list]] = {}  # section -> text -> [(script, printed name, quote record)]
     out = []
     for passage in page.passages:
-        scripts = config.SECTION_SCRIPTS.get(passage.section, ())
+        scripts = claim_scripts(config, passage.section)
         if not scripts:
             continue  # no script's evidence reaches it (a reading list, the paper-only sections)
         if passage.section not in texts_of:
@@ -865,7 +905,7 @@ def check(
     report_name = robustness_path.name
     units = known_units(records)
     for sentence in page_sentences(page, config, records, numbers):
-        scripts = config.SECTION_SCRIPTS[sentence.section]
+        scripts = claim_scripts(config, sentence.section)
         findings += check_units_and_runs(sentence, records, units, listed, stats)
         if not sentence.occurrences:
             continue
@@ -884,7 +924,8 @@ def check(
             fitting = [
                 (s, c)
                 for s, c in covering
-                if occurrence.kind != "general" or scope_fits(occurrence, s, c, held, derived)
+                if (occurrence.kind != "general" or scope_fits(occurrence, s, c, held, derived))
+                and (occurrence.kind != "range" or range_fits(c))
             ]
             if fitting:
                 how.add("claim")
@@ -964,6 +1005,13 @@ def scope_fits(occurrence: Occurrence, script: str, claim: dict, held, derived=f
     return claim.get("every_seed", True) and record["every run"]
 
 
+def range_fits(claim: dict) -> bool:
+    """A range word fits a sweep claim that held at every one of its points
+    (at least two); a claim made at one point never fits."""
+    points = (claim.get("sweep") or {}).get("points", {})
+    return len(points) >= 2 and all(points.values())
+
+
 def explain(occurrence: Occurrence, sentence: Sentence, covering, detail: str, held, report_name: str) -> str:
     """What evidence the word lacks."""
     where = {"prose": "", "caption": " (in a figure caption)", "alt": " (in alt text)"}[sentence.kind]
@@ -992,6 +1040,28 @@ def explain(occurrence: Occurrence, sentence: Sentence, covering, detail: str, h
             why = (
                 "no phrase around it is backed by an every-seed claim that held in every run of the robustness "
                 "report; back it (a `% backs script:key` line under it), narrow it, or allowlist it with a reason"
+            )
+    elif occurrence.kind == "range":
+        if covering:
+            script, claim = covering[0]
+            sweep = claim.get("sweep")
+            if sweep:
+                failed = [point for point, ok in sweep["points"].items() if not ok]
+                why = (
+                    f'{script}\'s sweep claim "{claim["statement"]}" fails at {sweep["over"]} '
+                    + ", ".join(failed)
+                    + ": narrow the words to the points where it holds"
+                )
+            else:
+                why = (
+                    f'the claim backing it, {script}\'s "{claim["statement"]}", is tested at one point: a range '
+                    "needs a sweep claim (section.sweep_claim) that checks the condition at every point of the "
+                    "range the words name; add one, or narrow the words to the point tested"
+                )
+        else:
+            why = (
+                "no phrase around it is backed by a sweep claim (section.sweep_claim) checked at every point of "
+                "the range; back it (a `% backs script:key` line under it) or narrow the words to the points tested"
             )
     elif occurrence.kind == "one_run":
         why = "no phrase around it is backed by a claim of the section's scripts (% backs)"
