@@ -459,11 +459,13 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     pre48 = probes[PRE][DEPTH_BLOCKS]
     q("stream_rms_start", pre48["stream_rms"][0], ".2f")
     q("pre_stream_rms_end", pre48["stream_rms"][-1], ".2f")
-    post_off_one = max(float(np.max(np.abs(probes[POST][d]["stream_rms"][1:] - 1))) for d in DEPTHS)
+    off_one = {d: float(np.max(np.abs(probes[POST][d]["stream_rms"][1:] - 1))) for d in DEPTHS}
     q("rms_one_tol", RMS_ONE_TOL, power_of_ten)
-    section.claim(
-        f"post-norm stream RMS is 1 (to {RMS_ONE_TOL:g}) after every block, at every depth",
-        post_off_one < RMS_ONE_TOL,
+    section.sweep_claim(
+        f"post-norm stream RMS is 1 (to {RMS_ONE_TOL:g}) after every block",
+        {d: off_one[d] < RMS_ONE_TOL for d in DEPTHS},
+        {d: f"{off_one[d]:.3g}" for d in DEPTHS},
+        over="depth",
         key="a-post-norm-block-always",
     )
     section.claim(
@@ -547,13 +549,19 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     q("depths", DEPTHS, "d")
     q("grad_ratio_pre", ratios[PRE], ".2f", unit="times")
     q("grad_ratio_post", ratios[POST], ".2f", unit="times the gradient")
-    section.claim(
-        "pre-norm: the first block's gradient RMS is at least the last block's, at every depth",
-        bool(np.all(ratios[PRE] >= 1)),
+    section.sweep_claim(
+        "pre-norm: the first block's gradient RMS is at least the last block's",
+        {d: bool(r >= 1) for d, r in zip(DEPTHS, ratios[PRE])},
+        {d: f"{r:.3g}" for d, r in zip(DEPTHS, ratios[PRE])},
+        over="depth",
+        key="more-gradient-at-every-depth",
     )
-    section.claim(
-        "pre-norm's first/last gradient ratio is above post-norm's at every depth",
-        bool(np.all(ratios[PRE] > ratios[POST])),
+    section.sweep_claim(
+        "pre-norm's first/last gradient ratio is above post-norm's",
+        {d: bool(a > b) for d, a, b in zip(DEPTHS, ratios[PRE], ratios[POST])},
+        {d: f"{a:.3g} against {b:.3g}" for d, a, b in zip(DEPTHS, ratios[PRE], ratios[POST])},
+        over="depth",
+        key="above-post-norm-at-every-depth",
     )
     section.claim("post-norm's ratio falls on both sides of 1", bool(ratios[POST].min() < 1 < ratios[POST].max()))
 
@@ -710,7 +718,6 @@ def compute(section, trained: list[np.ndarray]):
     q("far_below", FAR_BELOW, ".0%")
     q("warmup_target", WARMUP_TARGET, power_of_ten)
 
-    high = [i for i, r in enumerate(RATES) if r >= EDGE_RATE]
     section.claim("no run's loss became non-finite", all(finite_runs.values()))
     # Restated from the robustness report (issue 12): post-norm's collapse at
     # 0.03 held at every seed and numeric variant; at 0.01 it holds on the
@@ -750,15 +757,18 @@ def compute(section, trained: list[np.ndarray]):
             f"pre-norm at lr {EDGE_RATE:g} ends far below var(y) (under {FAR_BELOW:.0%} of it)",
             scores[PRE][i01] < FAR_BELOW * var_y,
         )
-    section.claim(
-        f"pre-norm keeps training at every lr >= {EDGE_RATE:g} (ends under {KEEPS_TRAINING:.0%} of var(y))",
-        bool(np.all(scores[PRE][high] < KEEPS_TRAINING * var_y)),
+    section.sweep_claim(
+        f"pre-norm keeps training (ends under {KEEPS_TRAINING:.0%} of var(y))",
+        {r: bool(scores[PRE][i] < KEEPS_TRAINING * var_y) for i, r in enumerate(RATES)},
+        {r: f"{scores[PRE][i] / var_y:.3g} of var(y)" for i, r in enumerate(RATES)},
+        over="learning rate",
         key="pre-norm-keeps-training",
     )
     small = [i for i, r in enumerate(RATES) if r < EDGE_RATE]
-    section.claim(
-        f"at the small rates both placements train (every score under {FAR_BELOW:.0%} of var(y))",
-        bool(np.all(scores[PRE][small] < FAR_BELOW * var_y)) and bool(np.all(scores[POST][small] < FAR_BELOW * var_y)),
+    section.sweep_claim(
+        f"both placements train (every score under {FAR_BELOW:.0%} of var(y))",
+        {RATES[i]: bool(max(scores[PRE][i], scores[POST][i]) < FAR_BELOW * var_y) for i in small},
+        over="learning rate",
         key="small-rates-both-train",
     )
     # What warmup does at every seed: post-norm at its rate trains for a while
