@@ -41,7 +41,11 @@ TINKERS = {
         "WARMUP_RATE, WARMUP_STEPS = 0.01, 50",
         "WARMUP_RATE, WARMUP_STEPS = 0.03, 50",
     ),
-    "normalisation_layers": ("loss_smoothness", "RATE, STEPS, EVERY = 0.1, 300, 5", "RATE, STEPS, EVERY = 0.3, 300, 5"),
+    "normalisation_layers": (
+        "loss_smoothness",
+        "RATE, STEPS, EVERY = 0.1, 300, 10",
+        "RATE, STEPS, EVERY = 0.3, 300, 10",
+    ),
 }
 # The pages whose notebook also runs whole in the page setting: page 1's
 # takes about 13 s; page 2's takes minutes (make notebook-times measures it).

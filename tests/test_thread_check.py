@@ -124,7 +124,8 @@ def test_every_run_is_its_sections_full_run(thread_check, monkeypatch):
         (network, 0.1, batch_norm_learning_rate.STEPS, 0) for network in ("plain", "batch norm")
     ]
     assert by_section["covariate_shift"] == [
-        (network, 0.3, covariate_shift.STEPS, 0) for network in ("activation noise", "feature noise")
+        (network, covariate_shift.MOVES_RATE, covariate_shift.STEPS, 0)
+        for network in ("activation noise", "feature noise")
     ]
     assert by_section["loss_smoothness"] == [(network, loss_smoothness.STEPS, 0) for network in ("plain", "batch norm")]
     # every section the report does not retrain on two threads and that has a reduced configuration,
@@ -138,10 +139,10 @@ def test_every_run_is_its_sections_full_run(thread_check, monkeypatch):
     assert "covariate_shift" not in THREAD_EXACT_SECTIONS
     allowed = {name: may_differ for name, _, may_differ in thread_check.runs(steps=None) if may_differ}
     assert set(allowed) == {
-        "section 4: activation noise network at lr 0.3",
-        "section 4: feature noise network at lr 0.3",
+        "section 4: activation noise network at lr 0.1",
+        "section 4: feature noise network at lr 0.1",
     }
-    assert all(set(may_differ) == {"mean_moves", "std_moves"} for may_differ in allowed.values())
+    assert all(set(may_differ) == {"moves"} for may_differ in allowed.values())
 
 
 def test_check_trains_each_run_on_one_then_two_threads_and_reports_a_difference(thread_check, monkeypatch, capsys):
@@ -163,13 +164,13 @@ def test_check_trains_each_run_on_one_then_two_threads_and_reports_a_difference(
     assert capsys.readouterr().out.count("DIFFERENT (loss: value 0 is 1.0 on one thread, 2.0 on two)") == runs
 
     # a change only in section 4's input-move statistics is allowed there, and only there
-    replace_training(thread_check, monkeypatch, lambda: {"mean_moves": [float(torch.get_num_threads())]})
+    replace_training(thread_check, monkeypatch, lambda: {"moves": [float(torch.get_num_threads())]})
     verdicts = thread_check.check(steps=3)
     assert [v["run"] for v in verdicts if v["as_expected"]] == [
-        "section 4: activation noise network at lr 0.3",
-        "section 4: feature noise network at lr 0.3",
+        "section 4: activation noise network at lr 0.1",
+        "section 4: feature noise network at lr 0.1",
     ]
-    assert all(v["differing"] == ["mean_moves"] and not v["same_bits"] for v in verdicts)
+    assert all(v["differing"] == ["moves"] and not v["same_bits"] for v in verdicts)
 
 
 def test_the_committed_record_is_current_and_found_the_same_bits(thread_check):

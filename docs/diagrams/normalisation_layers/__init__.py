@@ -13,6 +13,16 @@ PAGE = "normalisation-layers"
 PAGE_FILE = "docs/normalisation-layers.md"
 
 # Numbered page section -> the section scripts whose quotes it may use.
+# The experiments whose results the opening cards and the recap restate.
+RESULT_SCRIPTS = (
+    "batch_norm_learning_rate",
+    "covariate_shift",
+    "loss_smoothness",
+    "layer_norm_batch",
+    "norm_placement",
+    "rms_norm_speed",
+    "qk_norm",
+)
 SECTION_SCRIPTS = {
     1: (),  # the opening cards quote the sections' headline results (SHARED_QUOTES)
     2: ("lineage",),
@@ -25,7 +35,9 @@ SECTION_SCRIPTS = {
     9: ("qk_norm",),
     10: (
         "across_seeds",
+        "batch_norm_learning_rate",
         "covariate_shift",
+        "loss_smoothness",
         "norm_placement",
         "qk_norm",
         "model_sizes",
@@ -33,18 +45,15 @@ SECTION_SCRIPTS = {
     11: (),  # diverged branches: prose, every fact from the reading list
     # The recap quotes no numbers; it names the scripts it summarises, so its
     # direction and scope words need the same claims as the sections' own.
-    12: (
-        "batch_norm_learning_rate",
-        "covariate_shift",
-        "loss_smoothness",
-        "layer_norm_batch",
-        "norm_placement",
-        "rms_norm_speed",
-        "qk_norm",
-    ),
+    12: RESULT_SCRIPTS,
     13: ("layer_norm_batch", "norm_placement", "qk_norm"),  # check your understanding
     14: (),  # further reading
 }
+
+# Sections that run nothing but restate other sections' results (the
+# opening cards): the claims of these scripts back their words
+# (registry.claim_scripts); their numbers are SHARED_QUOTES.
+SUMMARY_SCRIPTS = {1: RESULT_SCRIPTS}
 
 # Sections computed from the robustness report's data rather than from an
 # experiment: the report does not rerun them (it would read its own output).
@@ -102,6 +111,8 @@ SHARED_QUOTES: tuple[str, ...] = (
     "batch_norm_learning_rate.bn_best_accuracy",
     "batch_norm_learning_rate.plain_best_accuracy",
     "covariate_shift.act_accuracy_0_3",
+    "covariate_shift.act_accuracy_1",
+    "covariate_shift.bn_accuracy_1",
     "covariate_shift.rates",
     "layer_norm_batch.bn_change",
     "layer_norm_batch.ln_change",

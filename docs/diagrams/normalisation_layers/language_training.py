@@ -47,12 +47,18 @@ def warmup_steps(steps: int, warmup_fraction: float) -> int:
     return max(1, int(steps * warmup_fraction))
 
 
-def validation_loss(model, validation) -> float:
-    """Mean cross-entropy (nats per character) over the fixed validation windows."""
+def validation_loss(model, validation, windows: list | None = None) -> float:
+    """Mean cross-entropy (nats per character) over the fixed validation
+    windows. Given a list ``windows``, also appends each window's own mean
+    (from the same logits): the loss's sampling error comes from them."""
     inputs, targets = validation
     with torch.no_grad():
         logits = model(inputs)
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).item()
+        flat_logits, flat_targets = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
+        if windows is not None:
+            each = F.cross_entropy(flat_logits, flat_targets, reduction="none")
+            windows.extend(each.reshape(targets.shape).mean(dim=1).tolist())
+        return F.cross_entropy(flat_logits, flat_targets).item()
 
 
 @dataclass
@@ -63,6 +69,7 @@ class TrainingRun:
     eval_steps: list[int] = field(default_factory=list)
     validation: list[float] = field(default_factory=list)
     train_loss: list[float] = field(default_factory=list)
+    final_windows: list[float] = field(default_factory=list)  # each validation window's loss at the end
 
     @property
     def final(self) -> float:
@@ -97,7 +104,7 @@ def train_language_model(
     for step in range(steps + 1):
         if step % eval_every == 0 or step == steps:
             run.eval_steps.append(step)
-            run.validation.append(validation_loss(model, validation))
+            run.validation.append(validation_loss(model, validation, run.final_windows if step == steps else None))
         if step == steps:
             break
         for group in optimiser.param_groups:

@@ -1,11 +1,19 @@
 """Section 5, "A smoother loss surface": both networks of section 3 at
-learning rate 0.1 for 300 steps; every 5 steps, before the update, probe
+learning rate 0.1 for 300 steps; every 10 steps, before the update, probe
 the loss surface along the current gradient g on the same batch.
 
 For each step size eta in (0.025, 0.05, 0.1, 0.2) the probe measures how
 fast the gradient changes, beta_hat = |grad L(w - eta g) - grad L(w)| / |eta g|,
 and keeps the largest; it also keeps the spread (max - min) of the four
-probed losses. The two networks train in two forked workers.
+probed losses.
+
+Then the same probe where the two networks differ: the plain network at
+0.3 (its first failing rate) and batch norm at 0.3 and 1, each probed along
+the gradient every 10 steps like the first two, with the mean norm of the hidden weight
+matrices beside it. Batch norm's output does not change when the weights
+before it are scaled, so its gradient, and beta_hat, shrink as those
+weights grow: the sweep tests that explanation beside the smoother
+surface. Each run trains in its own forked worker.
 """
 
 from __future__ import annotations
@@ -24,10 +32,10 @@ from torch.nn import functional as F
 
 from normalisation_layers import mlp
 
-RATE, STEPS, EVERY = 0.1, 300, 5
+RATE, STEPS, EVERY = 0.1, 300, 10
 REDUCED_STEPS = 10
 ETAS = (0.025, 0.05, 0.1, 0.2)
-AFTER = 50  # summaries over the probes after this step (strictly after: 55, 60, ...)
+AFTER = 50  # summaries over the probes after this step (strictly after: 60, 70, ...)
 # The update direction differs from the gradient when their median cosine is below this.
 COSINE_BELOW = 0.9
 # On a quadratic with curvature lambda, plain gradient descent is stable while
@@ -39,6 +47,18 @@ EDGE_MARGIN = 0.01
 EDGE_STEPS = 2000
 NETWORKS = ("plain", "batch norm")
 KEYS = {"plain": "plain", "batch norm": "bn"}
+# The sweep: where the networks differ. Batch norm at each rate (the run at
+# RATE is the probed run above); the plain network at its first failing rate
+# of section 3.
+BN_RATES = (0.1, 0.3, 1)
+# The plain network below its edge, to see whether its surface also follows
+# the rate (it has no scale invariance for the weight growth to act through).
+PLAIN_RATES = (0.01, 0.03, 0.1)
+PLAIN_FAILING_RATE = 0.3
+# The weight growth is claimed to predict less than this share of batch
+# norm's fall of beta_hat between its two lower rates, and more between the
+# two higher ones (on a log scale).
+SHARE_SPLIT = 0.5
 
 
 def smoothness_probe(model, xb, yb, etas=ETAS, direction=None):
@@ -82,6 +102,14 @@ def quadratic_shrinks(lr_curvature: float, momentum: float, steps: int = EDGE_ST
     return abs(w) < 1.0
 
 
+def hidden_weight_norm(model) -> float:
+    """The mean Frobenius norm of the hidden layers' weight matrices (every
+    linear layer but the last): the weights batch norm's output ignores the
+    scale of."""
+    hidden = [m.weight.detach() for m in model.modules() if isinstance(m, torch.nn.Linear)][:-1]
+    return float(torch.stack([w.norm() for w in hidden]).mean())
+
+
 class Probe:
     """Every ``every`` steps, probes along the gradient g and along the
     update the optimiser is about to make, d = momentum * v + g (SGD with
@@ -89,17 +117,26 @@ class Probe:
     same arithmetic as mlp.train_mlp, since the loop does not expose it; it
     keeps both probes, the cosine of g and d, and |d| / |g|."""
 
-    def __init__(self, every=EVERY):
-        self.every, self.velocity = every, None
-        self.steps, self.betas, self.spreads = [], [], []
+    def __init__(self, every=EVERY, along_update=True):
+        self.every, self.along_update, self.velocity = every, along_update, None
+        self.steps, self.betas, self.spreads, self.weight_norms = [], [], [], []
         self.update_betas, self.update_spreads, self.cosines, self.length_ratios = [], [], [], []
 
     def __call__(self, model, xb, yb, step):
+        if not self.along_update:  # the gradient alone needs no velocity
+            if step % self.every == 0:
+                beta, spread = smoothness_probe(model, xb, yb)
+                self.steps.append(step)
+                self.betas.append(beta)
+                self.spreads.append(spread)
+                self.weight_norms.append(hidden_weight_norm(model))
+            return
         grads = [p.grad.detach() for p in model.parameters()]
         if self.velocity is None:
             self.velocity = [torch.zeros_like(gi) for gi in grads]
         update = [v.mul(mlp.MOMENTUM).add(gi) for v, gi in zip(self.velocity, grads)]
         if step % self.every == 0:
+            self.weight_norms.append(hidden_weight_norm(model))
             beta, spread = smoothness_probe(model, xb, yb)
             update_beta, update_spread = smoothness_probe(model, xb, yb, direction=update)
             dot = sum((u * gi).sum() for u, gi in zip(update, grads))
@@ -115,13 +152,16 @@ class Probe:
         self.velocity = update
 
 
-def probed_run(network: str, steps: int, seed_offset: int) -> dict:
-    probe = Probe()
-    result = mlp.run(network, RATE, steps, seed_offset, probe=probe)
+def probed_run(network: str, steps: int, seed_offset: int, rate: float = RATE, along_update: bool = True) -> dict:
+    """One training run with the probe every EVERY steps, along the gradient
+    and (``along_update``) along the update."""
+    probe = Probe(EVERY, along_update)
+    result = mlp.run(network, rate, steps, seed_offset, probe=probe)
     result.update(
         steps=probe.steps,
         betas=probe.betas,
         spreads=probe.spreads,
+        weight_norms=probe.weight_norms,
         update_betas=probe.update_betas,
         update_spreads=probe.update_spreads,
         cosines=probe.cosines,
@@ -130,10 +170,22 @@ def probed_run(network: str, steps: int, seed_offset: int) -> dict:
     return result
 
 
+def sweep_runs() -> list[tuple[str, float]]:
+    """The sweep's (network, rate) runs beyond the two at RATE."""
+    return (
+        [("plain", PLAIN_FAILING_RATE)]
+        + [("plain", rate) for rate in PLAIN_RATES if rate != RATE]
+        + [("batch norm", rate) for rate in BN_RATES if rate != RATE]
+    )
+
+
 def independent_runs(section) -> list[tuple]:
-    """One probed training run per network, each on its own."""
+    """One probed training run per network at RATE, then the sweep's, each
+    on its own."""
     steps = section.choose(full=STEPS, reduced=REDUCED_STEPS)
-    return [(probed_run, (n, steps, section.seed_offset)) for n in NETWORKS]
+    return [(probed_run, (n, steps, section.seed_offset)) for n in NETWORKS] + [
+        (probed_run, (n, steps, section.seed_offset, rate, False)) for n, rate in sweep_runs()
+    ]
 
 
 def compute(section, trained: list[dict]):
@@ -141,7 +193,8 @@ def compute(section, trained: list[dict]):
     steps = section.choose(full=STEPS, reduced=REDUCED_STEPS)
     after = section.choose(full=AFTER, reduced=0)
     runs = dict(zip(NETWORKS, trained))
-    section.progress(f"both probed runs done, {sum(r['cpu'] for r in trained):.1f} s CPU", force=True)
+    swept = dict(zip(sweep_runs(), trained[len(NETWORKS) :]))
+    section.progress(f"{len(trained)} probed runs done, {sum(r['cpu'] for r in trained):.1f} s CPU", force=True)
     q("rate", RATE, "g")
     q("momentum", mlp.MOMENTUM, ".1f")
     q("steps", steps, "d")
@@ -258,7 +311,123 @@ def compute(section, trained: list[dict]):
         f"largest {largest['plain'][0]:.4g}, guide {guide:g}",
         key="above-20-along-the-gradient",
     )
-    return {"runs": runs}
+    sweep = sweep_summaries(section, runs, swept, after)
+    return {"runs": runs, "sweep": sweep}
+
+
+def late_medians(run: dict, after: int) -> tuple[float, float]:
+    """A probed run's median beta_hat along the gradient and median hidden
+    weight norm, over its probes after step ``after``."""
+    s = np.array(run["steps"])
+    late = s > after if (s > after).any() else np.ones_like(s, dtype=bool)
+    betas = np.array(run["betas"])[late]
+    median = float(np.median(betas[np.isfinite(betas)])) if np.isfinite(betas).any() else np.nan
+    return median, float(np.median(np.array(run["weight_norms"])[late]))
+
+
+def sweep_summaries(section, runs: dict, swept: dict, after: int) -> dict:
+    """The sweep's quotes and claims: batch norm's smoothness and hidden
+    weight norm at each rate, the step-0 probe times each rate against the
+    momentum edge, and the weight growth's share of the fall in beta_hat."""
+    q = section.quote
+    edge = STABLE_BELOW * (1 + mlp.MOMENTUM)
+    q("bn_rates", BN_RATES, "g")
+    q("plain_failing_rate", PLAIN_FAILING_RATE, "g")
+    failing = swept["plain", PLAIN_FAILING_RATE]
+    if failing["diverged_at"] is not None:
+        q("plain_failing_diverged_step", failing["diverged_at"], "d")
+    q("plain_first_beta_times_failing_rate", failing["betas"][0] * PLAIN_FAILING_RATE, ".1f")
+    bn = {rate: runs["batch norm"] if rate == RATE else swept["batch norm", rate] for rate in BN_RATES}
+    medians, norms, trained = {}, {}, {}
+    for rate in BN_RATES:
+        trained[rate] = bn[rate]["diverged_at"] is None
+        medians[rate], norms[rate] = late_medians(bn[rate], after)
+    plain = {rate: runs["plain"] if rate == RATE else swept["plain", rate] for rate in PLAIN_RATES}
+    plain_medians = {rate: late_medians(plain[rate], after) for rate in PLAIN_RATES}
+    q("plain_rates", PLAIN_RATES, "g")
+    q("plain_sweep_beta_median", [plain_medians[r][0] for r in PLAIN_RATES], ".3g")
+    q("plain_sweep_weight_norm", [plain_medians[r][1] for r in PLAIN_RATES], ".1f")
+    q("plain_first_beta_times_rate", runs["plain"]["betas"][0] * RATE, ".3g")
+    plain_pairs = list(zip(PLAIN_RATES, PLAIN_RATES[1:]))
+    section.sweep_claim(
+        f"the plain network's median beta_hat after step {AFTER} is lower at the larger rate",
+        {f"{a:g} to {b:g}": plain_medians[b][0] < plain_medians[a][0] for a, b in plain_pairs},
+        {f"{a:g} to {b:g}": f"{plain_medians[a][0]:.4g} -> {plain_medians[b][0]:.4g}" for a, b in plain_pairs},
+        over="pair of rates",
+        key="plain-flatter-at-larger-rates",
+    )
+    section.claim(
+        f"at lr {RATE:g} the plain network's step-0 beta_hat times the rate is above the heavy-ball edge "
+        f"{edge:g}, yet it trains {STEPS} steps",
+        bool(runs["plain"]["betas"][0] * RATE > edge and runs["plain"]["diverged_at"] is None),
+        f"{runs['plain']['betas'][0] * RATE:.3g}",
+        every_seed=False,
+        key="plain-step-0-past-the-edge",
+    )
+    q("weight_norm_start", runs["batch norm"]["weight_norms"][0], ".1f")
+    q("bn_sweep_beta_median", [medians[r] for r in BN_RATES], ".3g")
+    q("bn_sweep_weight_norm", [norms[r] for r in BN_RATES], ".1f")
+    q("bn_sweep_rate_times_beta", [r * medians[r] for r in BN_RATES], ".2f")
+    q("bn_first_beta_times_rate", [bn[r]["betas"][0] * r for r in BN_RATES], ".3g")
+    section.sweep_claim(
+        "the batch-norm network trains without diverging",
+        trained,
+        over="learning rate",
+        key="bn-trains-at-each-rate",
+    )
+    above = BN_RATES[1:]  # the rates above the plain network's last surviving one
+    section.sweep_claim(
+        f"batch norm's step-0 beta_hat times the rate is above the heavy-ball edge {edge:g}, yet it trains",
+        {rate: bool(bn[rate]["betas"][0] * rate > edge and trained[rate]) for rate in above},
+        {rate: f"{bn[rate]['betas'][0] * rate:.3g}" for rate in above},
+        over="learning rate",
+        key="step-0-past-the-edge",
+    )
+    pairs = list(zip(BN_RATES, BN_RATES[1:]))
+    section.sweep_claim(
+        f"batch norm's median beta_hat after step {AFTER} is lower at the larger rate",
+        {f"{a:g} to {b:g}": medians[b] < medians[a] for a, b in pairs},
+        {f"{a:g} to {b:g}": f"{medians[a]:.4g} -> {medians[b]:.4g}" for a, b in pairs},
+        over="pair of rates",
+        key="flatter-at-larger-rates",
+    )
+    section.sweep_claim(
+        f"batch norm's median hidden weight norm after step {AFTER} is larger at the larger rate",
+        {f"{a:g} to {b:g}": norms[b] > norms[a] for a, b in pairs},
+        {f"{a:g} to {b:g}": f"{norms[a]:.4g} -> {norms[b]:.4g}" for a, b in pairs},
+        over="pair of rates",
+        key="weights-grow-at-larger-rates",
+    )
+    section.sweep_claim(
+        f"the rate times batch norm's median beta_hat after step {AFTER} is below {STABLE_BELOW}",
+        {rate: rate * medians[rate] < STABLE_BELOW for rate in BN_RATES},
+        {rate: f"{rate * medians[rate]:.3g}" for rate in BN_RATES},
+        over="learning rate",
+        key="settles-below-the-edge",
+    )
+    # With the output fixed under a scaling of the weights, the curvature in
+    # those weights scales as 1 / |W|^2: the weight growth alone predicts
+    # this fall of beta_hat from the lowest rate to the highest.
+    # Between each pair of rates: the fall of beta_hat, and the fall the
+    # weight growth alone predicts ((norm ratio)^2).
+    falls = [medians[a] / medians[b] for a, b in pairs]
+    predicted = [(norms[b] / norms[a]) ** 2 for a, b in pairs]
+    q("beta_fall", falls, ".2f", unit="times")
+    q("weight_predicted_fall", predicted, ".2f", unit="times")
+    # The share of each (logarithmic) fall the weight growth predicts.
+    # (A reduced run probes only step 0, the same weights at every rate:
+    # nothing falls, and there is no share to quote.)
+    shares = [np.log(p) / np.log(f) if f != 1 else np.nan for p, f in zip(predicted, falls)]
+    if np.all(np.isfinite(shares)):
+        q("weight_share", shares, ".0%")
+    section.claim(
+        f"the weight growth alone predicts less than {SHARE_SPLIT:.0%} of batch norm's fall of beta_hat (on a log "
+        f"scale) from lr {BN_RATES[0]:g} to {BN_RATES[1]:g}, and more from {BN_RATES[1]:g} to {BN_RATES[2]:g}",
+        bool(shares[0] < SHARE_SPLIT < shares[-1]),
+        f"shares {[round(x, 3) for x in shares]}",
+        key="weight-growth-predicts-part",
+    )
+    return {"medians": medians, "norms": norms, "bn": bn, "plain": plain, "plain_failing": failing}
 
 
 def draw(section, results):
@@ -327,6 +496,60 @@ def draw(section, results):
     )
     ax.set_title("With batch norm the gradient changes more slowly, along g and along the update", loc="left")
     section.save_figure(fig, "beta")
+    draw_sweep(section, results["sweep"])
+
+
+def draw_sweep(section, sweep):
+    """Across the rates: each run's median beta_hat along the gradient after
+    step AFTER (left) and median hidden weight norm (right) against its
+    learning rate, for batch norm and for the plain network (which diverged
+    at PLAIN_FAILING_RATE)."""
+    t = section.text
+    fig = new_figure(8.4, 3.9, margins=(0.75, 0.55, 0.3, 0.55))
+    left, right = fig.subplots(1, 2, gridspec_kw={"wspace": 0.32})
+    colours = {"plain": PALETTE["orange"], "batch norm": PALETTE["blue"]}
+    series = {
+        "plain": (PLAIN_RATES, "plain_sweep_beta_median", "plain_sweep_weight_norm"),
+        "batch norm": (BN_RATES, "bn_sweep_beta_median", "bn_sweep_weight_norm"),
+    }
+    for network, (rates, beta_key, norm_key) in series.items():
+        style = {"color": colours[network], "marker": "o", "markersize": 4.5, "linewidth": 1.3}
+        for ax, key in ((left, beta_key), (right, norm_key)):
+            values = [float(v) for v in section.texts(key)]
+            ax.plot(rates, values, label=network, **style)
+            for i, (rate, value) in enumerate(zip(rates, values)):
+                ax.annotate(
+                    t(key, i),
+                    (rate, value),
+                    textcoords="offset points",
+                    xytext=(0, 6),
+                    ha="center",
+                    fontsize=8,
+                    color=colours[network],
+                )
+    for ax in (left, right):
+        log_axis(ax, "x", labels="plain")
+        ax.set_xlim(0.006, 2)
+        ax.set_xlabel("learning rate")
+    left.axvline(PLAIN_FAILING_RATE, color=colours["plain"], linestyle=":", linewidth=1)
+    left.text(
+        PLAIN_FAILING_RATE * 1.08,
+        0.97,
+        f"plain diverged\nat {t('plain_failing_rate')}",
+        transform=left.get_xaxis_transform(),
+        va="top",
+        fontsize=8,
+        color=colours["plain"],
+    )
+    log_axis(left, "y", labels="plain")
+    left.set_ylim(0.3, 60)
+    left.set_ylabel(f"median β̂ after step {t('after')}")
+    left.set_title("β̂ falls as the rate rises, in both", loc="left", fontsize=10)
+    left.legend(loc="lower left", fontsize=8)
+    right.set_ylabel("median norm of the hidden weights")
+    right.set_title("batch norm's hidden weights grow", loc="left", fontsize=10)
+    right.legend(loc="upper left", fontsize=8)
+    section.save_figure(fig, "rates")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from pathlib import Path
 from typing import Callable
 
 import torch
@@ -101,21 +102,22 @@ def train_mlp(
         loss.backward()
         if probe is not None:
             probe(model, xb, yb, step)
-        with torch.no_grad():
-            for p, v in zip(params, velocity):
-                v.mul_(MOMENTUM).add_(p.grad)
-                p.add_(v, alpha=-lr)
+        with torch.no_grad():  # v <- momentum v + g; w <- w - lr v, over every parameter at once
+            torch._foreach_mul_(velocity, MOMENTUM)
+            torch._foreach_add_(velocity, [p.grad for p in params])
+            torch._foreach_add_(params, velocity, alpha=-lr)
         if report is not None:
             report(f"{name}: step {step + 1}/{steps}, loss {losses[-1]:.3f}")
     return {"losses": losses, "diverged_at": diverged_at}
 
 
-def accuracy(model, x, y) -> float:
-    """Classification accuracy in evaluation mode (batch norm uses its
-    running statistics)."""
+def correct(model, x, y) -> list[bool]:
+    """Whether each example is classified right, in evaluation mode (batch
+    norm uses its running statistics): the accuracy's sampling error, and
+    the paired error of two networks' difference, come from these."""
     model.eval()
     with torch.no_grad():
-        return (model(x).argmax(dim=1) == y).float().mean().item()
+        return (model(x).argmax(dim=1) == y).tolist()
 
 
 class Throttled:
@@ -167,6 +169,14 @@ def build(network: str, seed_offset: int, norm_module=None) -> MLP:
     return MLP(norm)
 
 
+def finished(result: dict, model, x_val, y_val) -> None:
+    """A finished run's validation accuracy and which examples it got right
+    (None for a run that diverged)."""
+    diverged = result["diverged_at"] is not None
+    result["correct"] = None if diverged else correct(model, x_val, y_val)
+    result["accuracy"] = None if diverged else sum(result["correct"]) / len(result["correct"])
+
+
 def run(network: str, lr: float, steps: int, seed_offset: int, probe=None, norm_module=None) -> dict:
     """Train one network at one learning rate; its losses, the step it
     diverged at (None if it did not), validation accuracy (None if it
@@ -187,7 +197,7 @@ def run(network: str, lr: float, steps: int, seed_offset: int, probe=None, norm_
         report=report,
         name=name,
     )
-    result["accuracy"] = None if result["diverged_at"] is not None else accuracy(model, x_val, y_val)
+    finished(result, model, x_val, y_val)
     result["cpu"] = time.process_time() - start
     end = (
         f"diverged at step {result['diverged_at']}"
@@ -196,3 +206,14 @@ def run(network: str, lr: float, steps: int, seed_offset: int, probe=None, norm_
     )
     report(f"{name}: done, {end}, {result['cpu']:.1f} s CPU", force=True)
     return result
+
+
+def shared_run(network: str, lr: float, steps: int, seed_offset: int) -> dict:
+    """``run`` without a probe, shared between the sections that train the
+    same network at the same rate (sections 3 and 4; pagekit.shared_runs):
+    under `make figures` and `make robustness` the second reads the first's
+    result instead of training again."""
+    from normalisation_layers import norms
+    from pagekit.shared_runs import shared
+
+    return shared(run, (network, lr, steps, seed_offset), code=(Path(__file__), Path(norms.__file__)))

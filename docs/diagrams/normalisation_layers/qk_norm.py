@@ -6,7 +6,7 @@ Every run records, at every step, each block's largest |attention logit|
 in its training forward pass and, with QK-norm, the bound that step's
 learned gains put on it: sqrt(d_head) * max|g_q| * max|g_k|. Each run is
 scored on one fixed validation set of 64 windows of 64 characters. Model
-seed 0, data seed 1, validation seed 2 (shifted by the seed offset); the six
+seed 0, data seed 1, validation seed 2 (the model and data seeds shifted by the seed offset, the validation windows the same at every offset); the six
 runs train in two forked worker processes, three each.
 """
 
@@ -30,6 +30,7 @@ from pagekit.section import (  # first: it pins the numeric environment before n
 import numpy as np
 
 from normalisation_layers.language_data import VALIDATION_WINDOWS, load_corpus, validation_set
+from normalisation_layers.sampling_error import TIE_ERRORS, is_tie, paired_difference, standard_error
 from normalisation_layers.language_training import CONSTANT, train_language_model, warmup_steps
 from normalisation_layers.transformer import NORMS, build_language_model
 
@@ -51,7 +52,7 @@ def train_run(lr: float, qk_norm: bool, steps: int, offset: int) -> dict:
     """One run, in a worker: every step's largest logit and bound per block."""
     torch = import_torch()
     corpus = load_corpus()
-    validation = validation_set(corpus, WINDOW, torch.Generator().manual_seed(VALIDATION_SEED + offset))
+    validation = validation_set(corpus, WINDOW, torch.Generator().manual_seed(VALIDATION_SEED))  # every offset
     model = build_language_model(
         MODEL_SEED + offset,
         corpus.vocab_size,
@@ -90,6 +91,7 @@ def train_run(lr: float, qk_norm: bool, steps: int, offset: int) -> dict:
         "logits": np.array(logits),
         "bounds": np.array(bounds),
         "validation": run.validation,
+        "windows": run.final_windows,
         "cpu": cpu,
         "wall": wall,
     }
@@ -124,6 +126,14 @@ def compute(section, trained: list[dict]):
         q(f"largest_{tag}", [largest[(lr, qk)].max() for lr in RATES], ",.1f")
         q(f"final_{tag}", [runs[(lr, qk)]["validation"][-1] for lr in RATES], ".3f")
     q("first_step_qk", [largest[(lr, True)][0] for lr in RATES], ".2f")
+    # The final losses' sampling error over the validation windows, and the
+    # paired error of each rate's difference (without minus with QK-norm).
+    errors = [standard_error(r["windows"]) for r in runs.values()]
+    q("loss_error_range", (min(errors), max(errors)), ".3f")
+    q("tie_errors", TIE_ERRORS, "d")
+    paired = [paired_difference(runs[(lr, False)]["windows"], runs[(lr, True)]["windows"]) for lr in RATES]
+    q("loss_gain", [d for d, _ in paired], ".3f")
+    q("loss_gain_error", [e for _, e in paired], ".3f")
 
     # Claims.
     plain = [largest[(lr, False)].max() for lr in RATES]
@@ -159,6 +169,14 @@ def compute(section, trained: list[dict]):
         f"at lr {middle:g} the final validation loss is lower with QK-norm",
         runs[(middle, True)]["validation"][-1] < runs[(middle, False)]["validation"][-1],
         key="at-0-03-it-is",
+    )
+    section.claim(
+        f"on the page's run at lr {low:g} the runs with and without QK-norm tie: their difference is within {TIE_ERRORS} paired "
+        "standard errors",
+        is_tie(*paired[0]),
+        "difference {:.4f}, paired standard error {:.4f}".format(*paired[0]),
+        every_seed=False,
+        key="at-0-01-they-tie",
     )
     section.claim(
         f"on the page's run at lr {low:g} the run without QK-norm ends below the run with it",

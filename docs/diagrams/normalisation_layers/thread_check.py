@@ -21,7 +21,7 @@ the section's own function with the full run's settings:
   - section 3 (``batch_norm_learning_rate``): the plain and the batch-norm
     MLP at lr 0.1;
   - section 4 (``covariate_shift``, not listed): the two noisy networks at
-    lr 0.3, whose input-move statistics may differ;
+    lr 0.1, the rate whose input moves they record, which may differ;
   - section 5 (``loss_smoothness``): both probed runs;
   - sections 7 and 8 (``norm_placement``): the 12-layer post-norm and
     pre-norm models at lr 0.01 without warmup, and the RMS-norm run;
@@ -79,7 +79,7 @@ RECORD = FIGURES_DIR / PAGE / "thread-check.json"
 CHECKED_SECTIONS = ("batch_norm_learning_rate", "covariate_shift", "loss_smoothness", "norm_placement", "qk_norm")
 # Section 4's results that two threads change: averages over its whole
 # history, which at full length torch splits between the threads.
-SECTION_4_MAY_DIFFER = ("mean_moves", "std_moves")
+SECTION_4_MAY_DIFFER = ("moves",)
 THREAD_COUNTS = (1, 2)
 SEED_OFFSET = 0  # the page's own runs
 NOT_RESULTS = ("cpu", "wall", "eval_steps")  # what a run returns besides its results: times, bookkeeping
@@ -106,7 +106,7 @@ def runs(steps: int | None) -> list[tuple[str, object, tuple[str, ...]]]:
     section's full settings, or cut to ``steps``."""
     s3_rate = batch_norm_learning_rate.CHECK_RATE  # the rate of the section's check against torch
     s3_steps = steps or batch_norm_learning_rate.STEPS
-    s4_rate, s4_steps = max(covariate_shift.RATES), steps or covariate_shift.STEPS
+    s4_rate, s4_steps = covariate_shift.MOVES_RATE, steps or covariate_shift.STEPS
     s5_steps = steps or loss_smoothness.STEPS
     s7_rate, s9_rate = norm_placement.HIGH_RATE, max(qk_norm.RATES)
     s9_steps = steps or qk_norm.FULL["steps"]
