@@ -25,8 +25,7 @@ evidence, in this order:
    which the report does not rerun); a range word a sweep claim
    (``section.sweep_claim``: the same condition checked at every point of a
    declared set of rates or settings) that held at every point, never a
-   claim tested at one point, nor the allowlist; a one-run word or a
-   direction word any claim;
+   claim tested at one point; a one-run word or a direction word any claim;
 2. or the quotes verify it: the word is part of the unit its number's quote
    declares ("1,304 times bigger", a quote with unit "times bigger"); or a
    signed word (larger, below, fewer, ...) compares two quoted numbers the
