@@ -8,7 +8,7 @@ and keeps the largest; it also keeps the spread (max - min) of the four
 probed losses.
 
 Then the same probe where the two networks differ: the plain network at
-0.3 (its first failing rate) and batch norm at 0.3 and 1, each probed along
+0.01, 0.03 and 0.3 (its first failing rate) and batch norm at 0.3 and 1, each probed along
 the gradient every 10 steps like the first two, with the mean norm of the hidden weight
 matrices beside it. Batch norm's output does not change when the weights
 before it are scaled, so its gradient, and beta_hat, shrink as those
@@ -31,6 +31,7 @@ import torch
 from torch.nn import functional as F
 
 from normalisation_layers import mlp
+from normalisation_layers.sampling_error import standard_error
 
 RATE, STEPS, EVERY = 0.1, 300, 10
 REDUCED_STEPS = 10
@@ -218,7 +219,7 @@ def compute(section, trained: list[dict]):
             key={"plain gradient descent": "gd-edge", "heavy-ball momentum": "momentum-edge"}[name],
         )
     q("cosine_below", COSINE_BELOW, ".1f")
-    medians, update_medians, largest = {}, {}, {}
+    medians, update_medians, largest, accuracy_errors = {}, {}, {}, []
     for network in NETWORKS:
         key, r = KEYS[network], runs[network]
         # The plain network at 0.1 is at its edge: at another seed, or with
@@ -274,6 +275,7 @@ def compute(section, trained: list[dict]):
         q(f"{key}_largest_spread_late", spreads[late_mask].max(), ".3g")
         if r["accuracy"] is not None:
             q(f"{key}_accuracy", r["accuracy"], ".3f")
+            accuracy_errors.append(standard_error(r["correct"]))
         section.claim(
             f"{network}: the update direction is not the gradient's (median cosine after step "
             f"{AFTER} below {COSINE_BELOW:g})",
@@ -281,6 +283,9 @@ def compute(section, trained: list[dict]):
             f"median cosine {np.median(cosines):.3g}",
             key="the-median-cosine-below-0",
         )
+    # Each accuracy is a mean over the validation points: the larger of the
+    # two standard errors (batch norm's alone if the plain network diverged).
+    q("accuracy_error_largest", max(accuracy_errors), ".3f")
     q("median_ratio", medians["plain"] / medians["batch norm"], ".1f", unit=("times larger", "times more"))
     q("update_median_ratio", update_medians["plain"] / update_medians["batch norm"], ".1f")
     section.claim(
