@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -76,6 +78,17 @@ def tinkered(package: str):
     return notebook
 
 
+_COST = {"wall": time.monotonic(), "cpu": 0.0}
+
+
+def log_cost(step: str) -> None:
+    """Print what ``step`` (the child processes since the last call) cost, wall and CPU."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu, wall = usage.ru_utime + usage.ru_stime, time.monotonic()
+    print(f"notebook runs: {step}: {wall - _COST['wall']:.1f} s wall, {cpu - _COST['cpu']:.1f} CPU-s", flush=True)
+    _COST.update(wall=wall, cpu=cpu)
+
+
 def main(scratch: Path) -> int:
     # A SIGTERM (the test session stopped) ends the runs; jupyter execute
     # shuts its kernel down on the way out.
@@ -84,16 +97,25 @@ def main(scratch: Path) -> int:
     environment = scratch / "venv"
     venv.create(environment, with_pip=True)
     python = environment / "bin" / "python"
+    # The install cell leaves byte-compiling to the first import, which keeps
+    # what it compiles, as on a reader's machine (a test machine may say
+    # PYTHONDONTWRITEBYTECODE).
     quiet = {**os.environ, "TORCH_INDEX_URL": "", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    quiet.pop("VIRTUAL_ENV", None)
-    subprocess.run([python, "-m", "pip", "install", "-q", *READER_TOOLS], check=True, env=quiet)
+    for name in ("VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE"):
+        quiet.pop(name, None)
+    subprocess.run([python, "-m", "pip", "install", "-q", "--no-compile", *READER_TOOLS], check=True, env=quiet)
+    log_cost("a fresh environment with the reader's tools")
     workdir = scratch / "install"
     workdir.mkdir()
     # The first notebook's install cell, as a reader's kernel runs it (once:
     # the second notebook's finds the package installed), and the next cell's
-    # import in the same process: a kernel must not need a restart.
-    install_then_import = install_cell(page_packages()[0]) + "\nfrom pagekit import notebook_kit"
+    # import in the same process: a kernel must not need a restart. Importing
+    # torch and pyplot there too compiles them once, not in every kernel at once.
+    install_then_import = (
+        install_cell(page_packages()[0]) + "\nfrom pagekit import notebook_kit\nimport torch, matplotlib.pyplot"
+    )
     subprocess.run([python, "-c", install_then_import], check=True, cwd=workdir, env=quiet)
+    log_cost("the notebook's install cell")
     status = {}
     runs = {}  # name: (package, setting, folder, the changed notebook or None)
     for package in page_packages():
@@ -113,8 +135,21 @@ def main(scratch: Path) -> int:
             stdout=sys.stdout,
             stderr=subprocess.STDOUT,
         )
-    for name, process in processes.items():
-        status[name] = process.wait()
+    started = time.monotonic()
+    names = {process.pid: name for name, process in processes.items()}
+    while names:
+        # wait4 in finishing order: each run's own CPU time (its kernel's
+        # included: jupyter waits for it) and when it ended, for the log
+        pid, wait_status, usage = os.wait4(-1, 0)
+        if pid not in names:
+            continue
+        name = names.pop(pid)
+        processes[name].returncode = status[name] = os.waitstatus_to_exitcode(wait_status)
+        print(
+            f"notebook run {name}: exit {status[name]}, {usage.ru_utime + usage.ru_stime:.1f} CPU-s, "
+            f"{time.monotonic() - started:.1f} s after the runs started",
+            flush=True,
+        )
     (scratch / "status.json").write_text(json.dumps(status), encoding="utf-8")
     return 0
 

@@ -155,6 +155,13 @@ def printed_tables(notebook) -> dict[str, dict]:
 
 _RUN: dict = {}  # "process": the run of tests/notebook_runs.py, "scratch": its folder, "log": its output
 
+# The runs' own budget, for whichever test waits for them first: they start
+# at collection and work beside the suite's other tests. Alone on 2 cores
+# they take about 3 minutes (about 200 CPU-s; tests/notebook_runs.py logs
+# each step); beside the suite, on one core or less, longer: the slow tests'
+# 240 s was too short on a CI machine. A hang still ends here, naming the test.
+NOTEBOOK_RUNS_TIMEOUT = 480
+
 
 def start_executing() -> None:
     """Start tests/notebook_runs.py in a child process (its own session, so
@@ -213,6 +220,7 @@ def stop_executing() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(NOTEBOOK_RUNS_TIMEOUT)
 @pytest.mark.parametrize("package", PACKAGES, ids=page_ids(PACKAGES))
 def test_notebook_runs_and_prints_the_pinned_numbers(package):
     notebook = executed_notebook(package)
@@ -239,6 +247,7 @@ def test_notebook_runs_and_prints_the_pinned_numbers(package):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(NOTEBOOK_RUNS_TIMEOUT)
 @pytest.mark.parametrize("package", notebook_runs.PAGE_SETTING, ids=page_ids(notebook_runs.PAGE_SETTING))
 def test_notebook_in_the_page_setting_prints_the_pages_numbers(package):
     """Run whole in the page's own configuration, the notebook prints every
@@ -264,6 +273,7 @@ def test_notebook_in_the_page_setting_prints_the_pages_numbers(package):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(NOTEBOOK_RUNS_TIMEOUT)
 @pytest.mark.parametrize("package", sorted(notebook_runs.TINKERS), ids=page_ids(sorted(notebook_runs.TINKERS)))
 def test_a_changed_rate_finishes_and_names_the_statements_that_stopped_holding(package):
     """A reader's changed experiment raises nothing, shows its numbers and

@@ -251,7 +251,9 @@ def page_code() -> list[str]:
 
 
 if importlib.util.find_spec("pagekit") is None:
-    command = [sys.executable, "-m", "pip", "install", *page_code()]
+    # --no-compile: each module is compiled when first imported, not every module of torch
+    # and its dependencies now (about 45 s less to install, most of them never imported here)
+    command = [sys.executable, "-m", "pip", "install", "--no-compile", *page_code()]
     if "google.colab" not in sys.modules:  # Colab's own numpy, matplotlib and torch serve there
         command += PINS
         if sys.platform.startswith("linux") and CPU_TORCH:
