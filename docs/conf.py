@@ -78,6 +78,7 @@ extensions = [
     "site_ext.page_facts",
     "site_ext.repository_only",
     "site_ext.page_package",  # the page's code as a package file beside each notebook
+    "site_ext.early_script",  # site.js from the page's <head>, so its controls work while a page loads
 ]
 # The button copies code, not the prompts or printed output of a console session.
 copybutton_exclude = ".linenos, .gp, .go"
@@ -117,8 +118,8 @@ html_theme = "furo"
 html_title = project
 html_static_path = ["_static"]
 html_css_files = ["site.css"]
-# site.js: the figure zoom and folded answers opened for print.
-html_js_files = ["site.js"]
+# site.js (the figure zoom, folded answers opened for print, the theme toggle
+# while the page loads) is added to each page's <head> by site_ext.early_script.
 html_favicon = "_static/favicon.svg"  # else browsers ask for /favicon.ico and get a 404
 html_show_sourcelink = False
 html_show_copyright = False

@@ -5,6 +5,7 @@ it. The whole site's build and browser tests are in test_site.py."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import subprocess
@@ -138,6 +139,24 @@ def test_the_maths_is_typeset_when_the_site_is_built(tmp_path):
     assert page.count('class="katex"') == 2 and "katex-display" in page
     shown = re.sub(r"<annotation.*?</annotation>", "", page, flags=re.S)
     assert "x^2" not in shown and "\\frac" not in shown and "katex.min.js" not in page
+
+
+def test_the_sites_script_loads_async_from_the_head_with_its_checksum(tmp_path):
+    """early_script puts site.js in every page's <head>, async, versioned by
+    its content, relative to the page (L10: at the end of <body> its controls
+    waited for the whole page)."""
+    script = "/* the site's script */\n"
+    pages = {"index.md": "# Tiny\n", "sub/page.md": "# Deeper\n", "_static/site.js": script}
+    extra = 'html_static_path = ["_static"]'
+    status, stderr, out = build(tmp_path, ["early_script"], pages, extra)
+    assert status == 0, stderr
+    version = hashlib.sha256(script.encode()).hexdigest()[:8]
+    for page, prefix in (("index", ""), ("sub/page", "../")):
+        text = html(out, page)
+        head, _, body = text.partition("</head>")
+        tag = f'<script async src="{prefix}_static/site.js?v={version}"></script>'
+        assert tag in head, f"{page}: no {tag} in the head"
+        assert "site.js" not in body, f"{page}: site.js loaded again in the body"
 
 
 @pytest.mark.parametrize("with_report", [False, True])

@@ -1,10 +1,40 @@
 /* The site's own behaviour: the figure zoom, folded answers opened for
-   print, and names for controls that have none (copy buttons, the phone
-   header's icons, the "Answer" dropdowns). (The maths is typeset when the
-   site is built: nothing to wait for.) */
+   print, names for controls that have none (copy buttons, the phone
+   header's icons, the "Answer" dropdowns), and the theme toggle while the
+   page loads. (The maths is typeset when the site is built: nothing to wait
+   for.) It runs from the page's <head>, async (site_ext.early_script): on a
+   slow link it may run long before the page has arrived, or after. */
 (function () {
   "use strict";
   var root = document.documentElement;
+  function whenParsed(run) {
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", run);
+    else run();
+  }
+  function whenLoaded(run) {
+    if (document.readyState === "complete") run();
+    else window.addEventListener("load", run);
+  }
+
+  /* --- the theme toggle while the page loads --------------------------------
+     furo hides its toggle (html.no-js) and wires it up only once the whole
+     HTML has arrived. Scripts run, so it shows now; until the page is parsed
+     a click cycles the theme here, in furo's order (auto, then the opposite
+     of the system's theme, then the system's), and furo's own handler takes
+     over afterwards. */
+  root.classList.remove("no-js");
+  function nextTheme(current, systemIsDark) {
+    if (systemIsDark) return current === "auto" ? "light" : current === "light" ? "dark" : "auto";
+    return current === "auto" ? "dark" : current === "dark" ? "light" : "auto";
+  }
+  document.addEventListener("click", function (event) {
+    if (document.readyState !== "loading" || !event.target.closest || !event.target.closest(".theme-toggle")) return;
+    event.stopPropagation();
+    var theme = nextTheme(localStorage.getItem("theme") || "auto",
+      window.matchMedia("(prefers-color-scheme: dark)").matches);
+    document.body.dataset.theme = theme;
+    localStorage.setItem("theme", theme);
+  }, true);
 
   /* --- the figure zoom ------------------------------------------------------
      A click on a figure opens it over the whole window with its caption, at
@@ -132,19 +162,20 @@
     });
   }
 
-  document.addEventListener("DOMContentLoaded", function () {
+  /* A figure opens in the zoom from the moment its link is on the page. */
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("article figure > a.image-reference");
+    if (!link || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
+    event.preventDefault();
+    openZoom(link.closest("figure"));
+  });
+
+  whenParsed(function () {
     nameHeaderIcons();
     nameAnswers();
     nameCopyButtons();
-    document.querySelectorAll("article figure > a.image-reference").forEach(function (link) {
-      link.addEventListener("click", function (event) {
-        if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
-        event.preventDefault();
-        openZoom(link.closest("figure"));
-      });
-    });
   });
   /* sphinx-copybutton adds its buttons when the page has loaded, perhaps
-     after the listener above: name them again once everything has run. */
-  window.addEventListener("load", nameCopyButtons);
+     after the call above: name them again once everything has run. */
+  whenLoaded(nameCopyButtons);
 })();
