@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import base64
 import functools
+import gzip
 import http.server
 import importlib.util
+import io
 import os
 import re
 import sys
@@ -85,13 +87,43 @@ def site_pages(site: Path) -> list[str]:
     return [page for page in conf.site_pages() if (site / f"{page}.html").is_file()]
 
 
+# Text files go out gzipped to a browser that accepts it, as any host of a
+# static site sends them: what a slow link costs is then what a reader pays.
+COMPRESSED_SUFFIXES = (".html", ".css", ".js", ".svg", ".json", ".txt")
+
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """The built site, quietly, with text files gzipped."""
+
+    def log_message(self, format, *args):
+        pass
+
+    def send_head(self):
+        path = Path(self.translate_path(self.path))
+        if "gzip" not in self.headers.get("Accept-Encoding", "") or path.suffix not in COMPRESSED_SUFFIXES:
+            return super().send_head()
+        try:
+            body = gzipped(path, path.stat().st_mtime_ns)
+        except (FileNotFoundError, IsADirectoryError):
+            return super().send_head()  # its 404 or directory listing
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Vary", "Accept-Encoding")
+        self.end_headers()
+        return io.BytesIO(body)
+
+
+@functools.lru_cache(maxsize=256)
+def gzipped(path: Path, mtime_ns: int) -> bytes:
+    """A file's bytes compressed once (keyed by its modification time)."""
+    return gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
+
+
 @contextmanager
 def serve(site: Path):
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format, *args):
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(SiteHandler, directory=str(site)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
