@@ -124,7 +124,7 @@ Contents
 
 Adding the first dozen odd numbers gives 144, which is a dozen squared.
 
-*Run it yourself:* [this experiment in the page's notebook](../figures/{slug}/{slug}.ipynb).
+*Run it yourself:* [this experiment, section 1 of the page's notebook](../figures/{slug}/{slug}.ipynb).
 
 :::{{figure}} ../figures/{slug}/{section}_running_sum.svg
 :name: fig-{slug}-running-sum
