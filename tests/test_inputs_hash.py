@@ -121,3 +121,27 @@ def test_rewording_a_backed_phrase_reruns_no_section(tree_copy):
         (docs / page.name).write_text(text, encoding="utf-8")
     assert any("% backs" in p.read_text(encoding="utf-8") for p in docs.glob("*.md"))
     assert every_hash() == before
+
+
+def test_the_digest_cache_follows_content_and_survives_a_broken_file(tmp_path, monkeypatch):
+    """content_digest (kept in build/ between runs) is code_content's sha256:
+    an edit changes it at once, a comment does not, and a corrupt or foreign
+    cache file is ignored and rewritten."""
+    import hashlib
+
+    cache = tmp_path / "code-digests.json"
+    monkeypatch.setattr(inputs, "DIGEST_CACHE", cache)
+    monkeypatch.setattr(inputs, "_CACHE", {})
+    module = tmp_path / "module.py"
+    module.write_text("RATE = 0.1\n", encoding="utf-8")
+    first = inputs.content_digest(module)
+    assert first == hashlib.sha256(inputs.code_content(module)).digest()
+    module.write_text("RATE = 0.3\n", encoding="utf-8")  # same size, same second: still seen
+    assert inputs.content_digest(module) != first
+    module.write_text("RATE = 0.1  # a comment\n", encoding="utf-8")
+    assert inputs.content_digest(module) == first
+    assert cache.is_file()
+    for broken in ("not json", '{"key": "another version", "digests": {}}'):
+        cache.write_text(broken, encoding="utf-8")
+        monkeypatch.setattr(inputs, "_CACHE", {})
+        assert inputs.content_digest(module) == first

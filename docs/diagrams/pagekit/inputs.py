@@ -18,7 +18,7 @@ without docstrings (``code_content``), so a comment, a docstring, a
 re-wrapped line or a formatter's pass reruns nothing, while a changed
 constant or statement reruns every section that imports the module.
 
-Light on purpose (ast and hashlib only): the page check and `make figures`
+Light on purpose (ast, hashlib and json only): the page check and `make figures`
 with nothing to do must stay instant.
 """
 
@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import re
+import sys
 from pathlib import Path
 
 from pagekit import numeric_env
 
-from pagekit.paths import DIAGRAMS_DIR, PACKAGE_DIR, REPO_ROOT
+from pagekit.atomic import write_json_atomically
+from pagekit.paths import BUILD_DIR, DIAGRAMS_DIR, PACKAGE_DIR, REPO_ROOT
 
 LOCK = REPO_ROOT / "requirements.lock"
 # The modules of pagekit that decide a section's numbers or SVG bytes: the
@@ -67,8 +70,9 @@ def parse(path: Path) -> ast.Module:
         raise InputError(f"{path.relative_to(REPO_ROOT)}:{error.lineno}: syntax error: {error.msg}") from None
 
 
-def local_imports(tree: ast.Module, package: str, package_dir: Path) -> set[str]:
-    """Modules of the same page package this module imports."""
+def local_imports(tree: ast.Module, package: str, package_dir: Path | None) -> set[str]:
+    """Modules of the same page package this module imports (those with a
+    file in ``package_dir``; every name imported, for None)."""
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -86,7 +90,7 @@ def local_imports(tree: ast.Module, package: str, package_dir: Path) -> set[str]
             for alias in node.names:
                 if alias.name.startswith(package + "."):
                     names.add(alias.name.split(".")[1])
-    return {n for n in names if (package_dir / f"{n}.py").exists()}
+    return names if package_dir is None else {n for n in names if (package_dir / f"{n}.py").exists()}
 
 
 def declared_inputs(tree: ast.Module) -> list[str]:
@@ -114,13 +118,13 @@ def section_inputs(package: str, name: str) -> list[Path]:
         if not path.exists():
             raise InputError(f"{path.relative_to(REPO_ROOT)} does not exist")
         files.add(path)
-        tree = parse(path)
-        for declared in declared_inputs(tree):
+        declared_files, imported = module_facts(path, package)
+        for declared in declared_files:
             data = (package_dir / declared).resolve()
             if not data.is_file():
                 raise InputError(f"{path.relative_to(REPO_ROOT)}: declared input {declared} does not exist")
             files.add(data)
-        todo.extend(local_imports(tree, package, package_dir) - seen)
+        todo.extend({n for n in imported if (package_dir / f"{n}.py").exists()} - seen)
     files.add(package_dir / "__init__.py")
     files.update(PACKAGE_DIR / m for m in RESULT_MODULES)
     return sorted(files)
@@ -163,6 +167,63 @@ def code_content(path: Path, *, leave_out: frozenset[str] = frozenset()) -> byte
     comments, docstrings (module, class, function) or layout, and without the
     module-level assignments to the names in ``leave_out``."""
     return tree_content(parse(path), leave_out=leave_out)
+
+
+# sha256 of code_content by the file's own sha256: a page check hashes the
+# shared modules for every section, and parsing and dumping them was most of
+# its time. Keyed by content, not by time stamp, so an edit is never missed;
+# kept in build/ between runs, under a key that also holds this module's own
+# bytes and the Python version (the syntax tree's dump is theirs).
+DIGEST_CACHE = BUILD_DIR / "code-digests.json"  # also each module's INPUTS and imports (module_facts)
+_CACHE_KEY = hashlib.sha256(Path(__file__).read_bytes() + sys.version.encode()).hexdigest()[:16]
+_CACHE: dict[str, str] = {}
+
+
+def _cache() -> dict[str, str]:
+    if not _CACHE:
+        try:
+            stored = json.loads(DIGEST_CACHE.read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError):
+            stored = {}
+        if isinstance(stored, dict) and stored.get("key") == _CACHE_KEY:
+            _CACHE.update(stored.get("digests", {}))
+    return _CACHE
+
+
+def module_facts(path: Path, package: str) -> tuple[list[str], list[str]]:
+    """A module's declared INPUTS and the modules of its page package it
+    imports (present or not), read once per file content."""
+    key = "facts:" + hashlib.sha256(path.read_bytes()).hexdigest() + ":" + package
+    cache = _cache()
+    if key not in cache:
+        tree = parse(path)
+        names = sorted(local_imports(tree, package, None))
+        cache[key] = json.dumps([declared_inputs(tree), names])
+        _store(cache)
+    declared, imported = json.loads(cache[key])
+    return declared, imported
+
+
+CACHE_ENTRIES = 4000  # past this the oldest go: a cache of every version ever edited would only grow
+
+
+def _store(cache: dict[str, str]) -> None:
+    for old in list(cache)[: max(0, len(cache) - CACHE_ENTRIES)]:
+        del cache[old]
+    try:
+        write_json_atomically(DIGEST_CACHE, {"key": _CACHE_KEY, "digests": cache})
+    except OSError:
+        pass  # a read-only tree: computed again next time
+
+
+def content_digest(path: Path, *, leave_out: frozenset[str] = frozenset()) -> bytes:
+    """sha256 of ``code_content(path, leave_out=...)``, computed once per file content."""
+    key = hashlib.sha256(path.read_bytes()).hexdigest() + ":" + ",".join(sorted(leave_out))
+    digests = _cache()
+    if key not in digests:
+        digests[key] = hashlib.sha256(code_content(path, leave_out=leave_out)).hexdigest()
+        _store(digests)
+    return bytes.fromhex(digests[key])
 
 
 def tree_content(tree: ast.Module, *, leave_out: frozenset[str] = frozenset()) -> bytes:
@@ -242,12 +303,10 @@ def inputs_hash(package: str, name: str, variant: str | None = None) -> str:
     for path in section_inputs(package, name):
         digest.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0")
         if path.suffix != ".py":
-            content = path.read_bytes()  # declared data
-        elif path.name == "__init__.py":
-            content = code_content(path, leave_out=REGISTRY_NAMES)
+            digest.update(hashlib.sha256(path.read_bytes()).digest())  # declared data
         else:
-            content = code_content(path)
-        digest.update(hashlib.sha256(content).digest())
+            leave_out = REGISTRY_NAMES if path.name == "__init__.py" else frozenset()
+            digest.update(content_digest(path, leave_out=leave_out))
     digest.update(result_pins().encode() + b"\0")
     digest.update(numeric_env.fingerprint(variant).encode())
     return digest.hexdigest()
