@@ -157,9 +157,9 @@ _RUN: dict = {}  # "process": the run of tests/notebook_runs.py, "scratch": its 
 
 # The runs' own budget, for whichever test waits for them first: they start
 # at collection and work beside the suite's other tests. Alone on 2 cores
-# they take about 3 minutes (about 200 CPU-s; tests/notebook_runs.py logs
-# each step); beside the suite, on one core or less, longer: the slow tests'
-# 240 s was too short on a CI machine. A hang still ends here, naming the test.
+# they take about 135 s (about 205 CPU-s; tests/notebook_runs.py logs each
+# step); beside the suite, on one core or less, 150 to 180 s here: the slow
+# tests' 240 s was too short on a CI machine. A hang still ends here, naming the test.
 NOTEBOOK_RUNS_TIMEOUT = 480
 
 
