@@ -49,7 +49,9 @@ file in docs/ but the index), never named here. For every page:
   <page>-narrow.jpg (390 px) and <page>-dark.jpg (dark theme, at half scale),
   <page>-phone-first.png and <page>-desktop-first.png (the first screen),
   whole pages top to bottom, and <page>-summary.json (formulas typeset,
-  figures, dropdowns, tab sets, page width at 390 px).
+  figures, dropdowns, tab sets, page width at 390 px); and the first screen
+  1, 3 and 10 s into a load on the slow link, <page>-slow-{01,03,10}s.png
+  (when each was taken: <page>-slow.json).
 
 Besides the pages: the index links every page and every page's robustness
 report; the robustness page has a section per page; the built site is under
@@ -356,8 +358,9 @@ def server(site):
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
+def _chromium(profile: Path, page_load_strategy: str = "normal"):
+    """Headless Chromium through its driver, at desktop size, or the test's
+    failure (CI) or skip when the machine has neither."""
     reason = _browser_missing_reason()
     if reason:
         if os.environ.get("CI") == "true":
@@ -370,11 +373,17 @@ def browser(tmp_path_factory):
     options.binary_location = str(CHROMIUM)
     for flag in CHROMIUM_FLAGS:
         options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
+    options.add_argument(f"--user-data-dir={profile}")
     options.add_argument(f"--window-size={DESKTOP_WIDTH},{WINDOW_HEIGHT}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    options.page_load_strategy = page_load_strategy
     # An explicit driver path: selenium does not try to download one.
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=str(CHROMEDRIVER)))
+    return webdriver.Chrome(options=options, service=Service(executable_path=str(CHROMEDRIVER)))
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    driver = _chromium(tmp_path_factory.mktemp("chromium-profile"))
     driver.set_page_load_timeout(20)
     driver.set_script_timeout(20)
     try:
@@ -2310,6 +2319,40 @@ def test_page_screenshots_saved(loaded, doc):
     for name in ("desktop.jpg", "narrow.jpg", "dark.jpg", "desktop-first.png", "phone-first.png"):
         path = ARTIFACTS / f"{view.name}-{name}"
         assert path.is_file() and path.stat().st_size > 10_000, f"{path} missing or empty"
+
+
+SLOW_LOAD_MOMENTS = (1, 3, 10)  # seconds after the request: H1's acceptance photographs these
+
+
+@pytest.mark.screenshots
+@pytest.mark.parametrize("page", PAGES)
+def test_slow_load_screenshots_saved(server, tmp_path, page):
+    """build/test-artifacts/<page>-slow-{01,03,10}s.png: the first screen 1, 3
+    and 10 s after asking for the page on the slow link (400 kbit/s, 400 ms),
+    for a person to look at beside the slow-link test's measurements, taken
+    by a browser that does not wait for the load (page load strategy
+    "none"). Chromium photographs nothing before its first paint: a moment
+    before it is taken at the first paint, and <page>-slow.json gives the
+    second each picture was actually taken."""
+    driver = _chromium(tmp_path / "profile", page_load_strategy="none")
+    taken = {}
+    try:
+        driver.execute_cdp_cmd("Network.enable", {})
+        driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
+        driver.execute_cdp_cmd("Network.emulateNetworkConditions", SLOW_LINK)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        start = time.monotonic()
+        driver.get(f"{server}/{page}.html")
+        for moment in SLOW_LOAD_MOMENTS:
+            time.sleep(max(0.0, start + moment - time.monotonic()))
+            shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+            path = ARTIFACTS / f"{page}-slow-{moment:02d}s.png"
+            taken[path.name] = round(time.monotonic() - start, 1)
+            path.write_bytes(base64.b64decode(shot["data"]))
+            assert path.stat().st_size > 1_000, f"{path} is empty"
+    finally:
+        driver.quit()
+    (ARTIFACTS / f"{page}-slow.json").write_text(json.dumps(taken, indent=1) + "\n", encoding="utf-8")
 
 
 @pytest.mark.parametrize("page", PAGES)
