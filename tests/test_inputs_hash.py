@@ -141,7 +141,7 @@ def test_the_digest_cache_follows_content_and_survives_a_broken_file(tmp_path, m
     module.write_text("RATE = 0.1  # a comment\n", encoding="utf-8")
     assert inputs.content_digest(module) == first
     assert cache.is_file()
-    for broken in ("not json", '{"key": "another version", "digests": {}}'):
+    for broken in ("not json", '{"key": "another version", "entries": {}}'):
         cache.write_text(broken, encoding="utf-8")
         monkeypatch.setattr(inputs, "_CACHE", {})
         assert inputs.content_digest(module) == first

@@ -186,14 +186,18 @@ def _cache() -> dict[str, str]:
         except (FileNotFoundError, ValueError):
             stored = {}
         if isinstance(stored, dict) and stored.get("key") == _CACHE_KEY:
-            _CACHE.update(stored.get("digests", {}))
+            _CACHE.update(stored.get("entries", {}))
     return _CACHE
+
+
+def _file_sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def module_facts(path: Path, package: str) -> tuple[list[str], list[str]]:
     """A module's declared INPUTS and the modules of its page package it
     imports (present or not), read once per file content."""
-    key = "facts:" + hashlib.sha256(path.read_bytes()).hexdigest() + ":" + package
+    key = f"facts:{_file_sha(path)}:{package}"
     cache = _cache()
     if key not in cache:
         tree = parse(path)
@@ -211,14 +215,14 @@ def _store(cache: dict[str, str]) -> None:
     for old in list(cache)[: max(0, len(cache) - CACHE_ENTRIES)]:
         del cache[old]
     try:
-        write_json_atomically(DIGEST_CACHE, {"key": _CACHE_KEY, "digests": cache})
+        write_json_atomically(DIGEST_CACHE, {"key": _CACHE_KEY, "entries": cache})
     except OSError:
         pass  # a read-only tree: computed again next time
 
 
 def content_digest(path: Path, *, leave_out: frozenset[str] = frozenset()) -> bytes:
     """sha256 of ``code_content(path, leave_out=...)``, computed once per file content."""
-    key = hashlib.sha256(path.read_bytes()).hexdigest() + ":" + ",".join(sorted(leave_out))
+    key = f"{_file_sha(path)}:{','.join(sorted(leave_out))}"
     digests = _cache()
     if key not in digests:
         digests[key] = hashlib.sha256(code_content(path, leave_out=leave_out)).hexdigest()
