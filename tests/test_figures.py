@@ -6,12 +6,15 @@ labels aside) is the text of a registered quote."""
 from __future__ import annotations
 
 import hashlib
+import io
+import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import cairosvg
+import pytest
 from matplotlib.testing.compare import compare_images
 
 from pagekit.check_page import normalise, numbers_in
@@ -228,3 +231,82 @@ def test_the_saver_raises_small_sizes_and_darkens_light_colours(tmp_path):
     assert (style.SMALLEST_TEXT_PT, style.TEXT_PALETTE["orange"].lower()) in styles
     assert all(size >= style.SMALLEST_TEXT_PT for size, _ in styles)
     assert ax.lines[0].get_color() == style.PALETTE["orange"]  # lines keep their colour
+
+
+# --- the phone rendering (site review round 3, M2) ------------------------------
+
+
+def test_the_saver_draws_a_phone_rendering_with_stacked_panels(tmp_path):
+    """save_figure calls the drawing function twice: the page rendering as
+    drawn, and one inside phone_layout, PHONE_WIDTH inches wide with a row
+    of panels stacked into a column, each panel keeping its page height."""
+    from pagekit.record import Section
+
+    section = Section(page="probe", name="probe", echo=False, out_dir=tmp_path)
+
+    def two_panels():
+        fig = style.new_figure(8.4, 3.0, margins=(0.6, 0.5, 0.1, 0.3), grid=(1, 2), wspace=0.5)
+        left, right = fig.subplots(1, 2)
+        left.plot([0, 1], [0, 1], label="rising")
+        right.plot([0, 1], [1, 0], label="falling")
+        left.set_title("A title long enough to need two lines on a phone's narrow column", loc="left")
+        left.legend()
+        return fig
+
+    section.save_figure(two_panels, "panels")
+    assert section.figures == ["probe_panels.svg", "probe_panels.phone.svg"]
+    page, phone = (drawn_size(tmp_path / name) for name in section.figures)
+    assert page[0] == pytest.approx(8.4 * 72) and phone[0] == pytest.approx(style.PHONE_WIDTH * 72)
+    assert phone[1] > 1.8 * page[1], "the two panels stand one under the other on the phone"
+    labels = section.figure_labels["probe_panels.svg"]
+    assert [s["label"] for p in labels for s in p["series"]] == ["rising", "falling"]
+    with pytest.raises(TypeError, match="takes the function that draws the figure"):
+        section.save_figure(two_panels(), "again")
+
+
+def test_phone_layout_maps_a_page_grid_column_by_column():
+    with style.phone_layout():
+        fig = style.new_figure(8.4, 3.0, margins=(0.6, 0.5, 0.1, 0.3), grid=(1, 3))
+        axes = fig.subplots(1, 3)
+        tops = [ax.get_position().y1 for ax in axes]
+        assert tops[0] > tops[1] > tops[2], "the first panel stands on top"
+        assert style.on_phone()
+    assert not style.on_phone()
+
+
+def test_wrap_to_width_breaks_only_at_spaces_and_keeps_every_word():
+    text = "one two three four five six seven eight nine ten eleven twelve"
+    wrapped = style.wrap_to_width(text, 1.2)
+    assert wrapped.replace("\n", " ") == text and wrapped.count("\n") >= 2
+    assert all(style.text_width_in(line, style.SMALLEST_TEXT_PT) <= 1.2 for line in wrapped.split("\n"))
+
+
+def test_cells_wrap_into_even_lines_on_a_phone():
+    with style.phone_layout():
+        fig, ax = style.new_cell_figure(8.4, 2.0)
+        tops = style.draw_cell_rows(ax, [("row", [f"−{i}.2345" for i in range(15)])])
+        lines = sorted({round(t.get_position()[1] - 0.4, 6) for t in ax.texts if t.get_text().startswith("−")})
+    assert len(lines) == 3 and tops == [0.6], lines  # 15 cells: three lines of five, not 7 + 7 + 1
+    assert fig.get_figwidth() == pytest.approx(style.PHONE_WIDTH)
+
+
+def test_texts_drawn_over_each_other_are_a_problem():
+    from pagekit.figure_bounds import check_texts_apart, drawn_renderer
+
+    fig = style.new_figure(4.0, 2.0, margins=(0.5, 0.4, 0.1, 0.1))
+    ax = fig.add_subplot()
+    ax.axis("off")  # (no tick labels: only the three texts)
+    ax.text(0.5, 0.5, "first label")
+    ax.text(0.52, 0.5, "second label")
+    ax.text(0.1, 0.1, "apart")
+    with drawn_renderer(fig) as drawn:
+        fig.savefig(io.BytesIO(), format="svg")
+    problems = check_texts_apart(fig, renderer=drawn[-1])
+    assert len(problems) == 1 and "'first label' and text 'second label' overlap" in problems[0], problems
+
+
+def drawn_size(path):
+    """An SVG's width and height in points."""
+    head = path.read_text(encoding="utf-8")[:600]
+    width, height = re.search(r'width="([\d.]+)pt" height="([\d.]+)pt"', head).groups()
+    return float(width), float(height)

@@ -26,11 +26,12 @@ from pagekit.golden import (
     condition_text,
     empty_bound,
     pinned_claim,
+    relabelled,
 )
 from pagekit.paths import golden_dir
 from pagekit.registry import page_packages
 from pagekit.run_sections import all_sections, current_hash
-from pagekit.write_golden import looser_refusal
+from pagekit.write_golden import looser_refusal, relabel_refusal
 
 ACCEPT = "if the change is intended, inspect it, then `make golden` pins it"
 
@@ -94,6 +95,54 @@ def test_claims_hold_and_equal_golden(run):
     fresh = [pinned_claim(c) for c in record["claims"]]
     changed = claim_differences(run.golden["claims"], fresh)
     assert not changed, "claims changed:\n" + "\n".join(changed) + f"\n({ACCEPT})"
+
+
+def words_of(figure_labels: dict) -> dict:
+    """A figure record's words only: each panel's title and its series' labels."""
+    return {
+        name: [(p["title"], [s["label"] for s in p["series"]]) for p in panels]
+        for name, panels in figure_labels.items()
+    }
+
+
+def test_figure_labels_equal_golden(run):
+    """Each figure's panel titles and legend labels are the pinned ones, over
+    the pinned data (fingerprints, where the numeric pin holds)."""
+    if run.reduced:
+        return  # the reduced run draws no figures
+    fresh, pinned = run.get().get("figure_labels", {}), run.golden.get("figure_labels", {})
+    assert set(fresh) == set(run.get()["figures"]) - {n for n in run.get()["figures"] if n.endswith(".phone.svg")}
+    assert words_of(fresh) == words_of(pinned), f"figure titles or labels changed; {ACCEPT}"
+    skip_bit_level()
+    assert fresh == pinned, f"the data under a figure's titles or labels changed; {ACCEPT}"
+
+
+def test_make_golden_refuses_labels_moved_to_other_data():
+    """Two legend labels swapped over unchanged data (or two panel titles
+    exchanged) are refused by `make golden` without a reason; the same
+    words over new data (a changed run) are not."""
+    pinned = json.loads((golden_dir("normalisation-layers") / "norm_placement.json").read_text(encoding="utf-8"))[
+        "figure_labels"
+    ]
+    name, panels = next((n, p) for n, p in pinned.items() if any(len(panel["series"]) >= 2 for panel in p))
+    assert relabelled(pinned, pinned) == []
+    swapped = json.loads(json.dumps(pinned))
+    series = next(panel["series"] for panel in swapped[name] if len(panel["series"]) >= 2)
+    series[0]["label"], series[1]["label"] = series[1]["label"], series[0]["label"]
+    moves = relabelled(pinned, swapped)
+    assert len(moves) == 2 and all(name in m for m in moves), moves
+    path = golden_dir("normalisation-layers") / "norm_placement.json"
+    assert "--accept-relabel" in relabel_refusal(path, moves, None)
+    assert relabel_refusal(path, moves, "renamed on purpose") is None
+    rerun = json.loads(json.dumps(swapped))
+    for panel in rerun[name]:
+        for s in panel["series"]:
+            s["data"] = "new-run-" + s["data"]
+    assert relabelled(pinned, rerun) == []
+    if len(swapped[name]) >= 2:
+        titles = json.loads(json.dumps(pinned))
+        titles[name][0]["title"], titles[name][1]["title"] = titles[name][1]["title"], titles[name][0]["title"]
+        assert len(relabelled(pinned, titles)) == 2
 
 
 def test_agreements_stay_in_their_decade(run):

@@ -40,8 +40,11 @@ def test_create_writes_a_registered_package_a_section_and_its_prose(scratch_repo
         for node in ast.walk(section)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
     ]
-    assert calls.count("quote") == 1 and calls.count("claim") == 1 and calls.count("save_figure") == 1
+    assert calls.count("quote") == 1 and calls.count("claim") == 2 and calls.count("save_figure") == 1
     prose = (scratch_repo / "docs" / "my-page.md").read_text(encoding="utf-8")
+    # The figure says what a keyed claim backs, in its caption and alt text (issue 44, kind 5).
+    assert '% figure says "on the curve of the squares"' in prose
+    assert '% backs odd_numbers:on-squares "on the curve of the squares"' in prose
     assert prose.startswith("# My page\n") and "## 1. " in prose and "(#1-a-first-result)" in prose
     assert "../figures/my-page/odd_numbers_running_sum.svg" in prose and "144" in prose
     assert new_page.main(["create", "my-page"]) == 2, "it overwrote an existing page"

@@ -8,9 +8,10 @@ file in docs/ but the index), never named here. For every page:
 
 - every <img> loaded, and each figure spans at least the text width at 1280 px
   (more where the screen has room), inside the window; its smallest label
-  (the smallest size its SVG draws) is at least 0.8 of the body text there,
-  and in the zoom on a 390 px phone; every figure but the first loads lazily and carries
-  its width and height;
+  (the smallest size its SVG draws) is at least 0.8 of the body text there;
+  at 360 and 390 px every figure is its phone rendering, whose smallest text
+  reads at 11 px or more without zoom; every figure but the first loads
+  lazily and carries its width and height;
 - running text keeps a measure of 60 to 75 characters a line at 1280 px;
 - the page opens with its front-matter box: level, reading time (as
   docs/conf.py computes it from the page), hands-on time (from `make bench`'s
@@ -87,6 +88,8 @@ import pytest
 from conftest import TEST_ARTIFACTS
 from svg_text import contrast_on_white, drawn_text_styles, relative_luminance
 
+from pagekit.paths import PHONE_SUFFIX
+
 # The site build and the browser: seconds, not milliseconds (`make test-quick` skips them).
 pytestmark = pytest.mark.slow
 
@@ -125,6 +128,7 @@ CHROMIUM_FLAGS = [
 ]
 DESKTOP_WIDTH = 1280
 NARROW_WIDTH = 390  # a phone (iPhone 12 to 15: 390 CSS px)
+PHONE_WIDTHS = (360, NARROW_WIDTH)  # a small Android phone, and that
 WINDOW_HEIGHT = 900
 PHONE_HEIGHT = 844
 # A figure's smallest text is read from its SVG (svg_text.py), in points;
@@ -228,8 +232,9 @@ def test_page_links_to_reports_lead_to_the_robustness_page(site, page):
 
 
 def test_site_is_small(site):
-    """The whole site, maths included, stays under the budget (it was 26 MB
-    when it shipped all of MathJax for a handful of formulas). The pages'
+    """The whole site, maths included, stays under the budget for a desktop
+    reader and for a phone reader (it was 26 MB when it shipped all of
+    MathJax for a handful of formulas). The pages'
     notebooks (_downloads/), which no page loads, have a budget of their own;
     the pages' PDFs (pdf/, printed by `make docs`), also only downloaded, are
     not counted (a test session may have printed them into this site)."""
@@ -238,18 +243,31 @@ def test_site_is_small(site):
         f"the site's downloads (the notebooks) are {downloads / 2**20:.2f} MiB, over their "
         f"{DOWNLOADS_BUDGET_BYTES / 2**20:.0f} MiB budget"
     )
-    sizes: dict[str, int] = {}
-    for path in site.rglob("*"):
-        if path.is_file() and path.relative_to(site).parts[0] not in ("_downloads", SITE_PDF.PDF_DIR):
+    # A figure comes in two renderings and a reader's browser fetches one
+    # (<picture>): the site is weighed as a desktop reader gets it (no
+    # <figure>.phone.svg) and as a phone reader does (each phone rendering
+    # in place of its page rendering); each must be under the budget.
+    files = [
+        path
+        for path in site.rglob("*")
+        if path.is_file() and path.relative_to(site).parts[0] not in ("_downloads", SITE_PDF.PDF_DIR)
+    ]
+    phone = {p for p in files if p.name.endswith(PHONE_SUFFIX)}
+    replaced = {p.with_name(p.name.removesuffix(PHONE_SUFFIX) + ".svg") for p in phone}
+    for reader, skipped in (("a desktop", phone), ("a phone", replaced)):
+        sizes: dict[str, int] = {}
+        for path in files:
+            if path in skipped:
+                continue
             top = path.relative_to(site).parts
             key = "/".join(top[:2]) if top[0] in ("_static", "_images") else top[0]
             sizes[key] = sizes.get(key, 0) + path.stat().st_size
-    total = sum(sizes.values())
-    biggest = ", ".join(f"{k} {v / 1e6:.2f} MB" for k, v in sorted(sizes.items(), key=lambda kv: -kv[1])[:6])
-    assert total < SITE_BUDGET_BYTES, (
-        f"the site is {total / 2**20:.2f} MiB, over its {SITE_BUDGET_BYTES / 2**20:.0f} MiB "
-        f"budget; biggest parts: {biggest}"
-    )
+        total = sum(sizes.values())
+        biggest = ", ".join(f"{k} {v / 1e6:.2f} MB" for k, v in sorted(sizes.items(), key=lambda kv: -kv[1])[:6])
+        assert total < SITE_BUDGET_BYTES, (
+            f"the site {reader} reader gets is {total / 2**20:.2f} MiB, over its {SITE_BUDGET_BYTES / 2**20:.0f} MiB "
+            f"budget; biggest parts: {biggest}"
+        )
 
 
 def _scratch_docs(root: Path) -> Path:
@@ -616,22 +634,6 @@ setTimeout(() => done({open: open, sameImage: source === original, shown: shown,
 """
 
 # The zoom on a phone: how wide it shows the first figure, and the text size there.
-PHONE_ZOOM = r"""
-const done = arguments[arguments.length - 1];
-const figure = document.querySelector('article figure');
-if (!figure) { done(null); return; }
-figure.querySelector('a.image-reference').click();
-const dialog = document.querySelector('dialog.figure-zoom');
-const img = dialog && dialog.open ? dialog.querySelector('.figure-zoom-image img') : null;
-const measure = () => {
-  const result = {shown: img ? img.getBoundingClientRect().width : 0, natural: img ? img.naturalWidth : 0,
-    bodyFont: parseFloat(getComputedStyle(document.querySelector('article section > p')).fontSize)};
-  dialog.dispatchEvent(new Event('cancel', {cancelable: true}));
-  setTimeout(() => done(result), 300);
-};
-if (img && !img.complete) img.addEventListener('load', measure); else measure();
-"""
-
 # Print: what emulated print media shows of the folded answers, tabs and navigation.
 READ_PRINT = r"""
 window.dispatchEvent(new Event('beforeprint'));
@@ -770,7 +772,6 @@ class _Loaded:
         _set_viewport(driver, NARROW_WIDTH, mobile=True)
         driver.execute_script("window.scrollTo(0, 0)")
         self.narrow = driver.execute_script(READ_NARROW)
-        self.phone_zoom = driver.execute_async_script(PHONE_ZOOM)
         driver.execute_script("window.scrollTo(0, 0)")
         if screenshots:
             _first_screen(driver, ARTIFACTS / f"{self.name}-phone-first.png")
@@ -814,23 +815,6 @@ class _Loaded:
                             ),
                             2,
                         ),
-                        "smallest_figure_label_px_in_the_phone_zoom": round(
-                            min(
-                                (
-                                    _smallest_text_pt(self.site, f["src"])
-                                    * 4
-                                    / 3
-                                    * self.phone_zoom["shown"]
-                                    / f["natural"]
-                                    for f in self.state["figures"]
-                                    if f["natural"]
-                                ),
-                                default=0,
-                            ),
-                            2,
-                        )
-                        if self.phone_zoom and self.phone_zoom["natural"]
-                        else None,
                     },
                     indent=1,
                 )
@@ -937,22 +921,61 @@ def test_page_figure_text_is_legible_at_desktop_width(loaded, site, page):
     assert not small, f"{page}: figure labels below {FIGURE_TEXT_MIN_RATIO} of the text:\n" + "\n".join(small)
 
 
+# On a phone a figure is its phone rendering (<figure>.phone.svg, drawn by
+# its script at a phone's width, served through <picture>), legible in the
+# page: no zoom needed (site review round 3, M2).
+PHONE_FIGURE_TEXT_MIN_PX = 11
+
+READ_PHONE_FIGURES = r"""
+const done = arguments[arguments.length - 1];
+const imgs = Array.from(document.querySelectorAll('article figure img'));
+imgs.forEach(img => { img.loading = 'eager'; });
+const loaded = img => img.complete && img.naturalWidth ? Promise.resolve() : new Promise(resolve => {
+  img.addEventListener('load', resolve, {once: true});
+  img.addEventListener('error', resolve, {once: true});
+});
+const read = () => done({
+  viewport: window.innerWidth,
+  pageWidth: document.documentElement.scrollWidth,
+  figures: imgs.map(img => {
+    const r = img.getBoundingClientRect();
+    return {id: (img.closest('figure') || {}).id, src: img.currentSrc, natural: img.naturalWidth,
+            shown: r.width, left: r.left, right: r.right};
+  }),
+});
+Promise.race([Promise.all(imgs.map(loaded)), new Promise(r => setTimeout(r, 20000))])
+  .then(() => requestAnimationFrame(read));
+"""
+
+
+@pytest.fixture(scope="module")
+def phone_figures(browser, server):
+    """READ_PHONE_FIGURES of a page at a phone's width, each page and width loaded once."""
+    return page_reader(browser, server, READ_PHONE_FIGURES)
+
+
+@pytest.mark.parametrize("width", PHONE_WIDTHS)
 @pytest.mark.parametrize("page", PAGES)
-def test_page_figure_text_is_legible_in_the_phone_zoom(loaded, site, page):
-    """On a 390 px phone a figure in the page is an overview; a tap opens the
-    zoom, where every figure's smallest label is at least 0.8 of the body text.
-    The zoom shows every figure at the same width, measured on the first."""
-    view = loaded(page)
-    zoom = view.phone_zoom
-    assert zoom and zoom["natural"], f"{page}: the zoom did not open on the phone: {zoom}"
+def test_page_figures_are_legible_on_a_phone_without_zoom(phone_figures, site, page, width):
+    """At 360 and 390 px every figure shows its phone rendering, whole in the
+    screen, and its smallest text (read from the SVG the browser chose, at
+    the width it is shown) is at least PHONE_FIGURE_TEXT_MIN_PX CSS px."""
+    read = phone_figures(page, width)
+    figures = read["figures"]
+    assert len(figures) == len(_figure_paths_in_source(page)), f"{page}: not every figure was read: {figures}"
+    desktop = [f["id"] for f in figures if not f["src"].endswith(PHONE_SUFFIX)]
+    assert not desktop, f"{page} at {width} px: figures shown without their phone rendering: {desktop}"
+    unloaded = [f["id"] for f in figures if not f["natural"]]
+    assert not unloaded, f"{page} at {width} px: phone renderings that did not load: {unloaded}"
     small = []
-    for fig in view.state["figures"]:
-        label_px = _smallest_text_pt(site, fig["src"]) * 4 / 3 * zoom["shown"] / fig["natural"]
-        if label_px < FIGURE_TEXT_MIN_RATIO * zoom["bodyFont"]:
-            small.append(f"{fig['id']}: {label_px:.1f} px beside {zoom['bodyFont']:.0f} px text")
-    assert not small, f"{page}: in the phone's zoom, labels below {FIGURE_TEXT_MIN_RATIO} of the text:\n" + "\n".join(
-        small
-    )
+    for f in figures:
+        label_px = _smallest_text_pt(site, f["src"]) * 4 / 3 * f["shown"] / f["natural"]
+        if label_px < PHONE_FIGURE_TEXT_MIN_PX:
+            small.append(f"{f['id']}: {label_px:.1f} px")
+    assert not small, f"{page} at {width} px: figure text under {PHONE_FIGURE_TEXT_MIN_PX} px:\n" + "\n".join(small)
+    outside = [f["id"] for f in figures if f["left"] < -1 or f["right"] > width + 1]
+    assert not outside, f"{page} at {width} px: figures reaching past the screen: {outside}"
+    assert read["pageWidth"] <= width, f"{page} at {width} px: the page is {read['pageWidth']} px wide"
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -1606,8 +1629,7 @@ def test_page_fits_a_phone(loaded, doc):
 
 # --- phones: what scrolls sideways inside its own box, and what wraps ------------------
 # (site review round 3, M3 to M5) Each page read at 360 and 390 px (phones,
-# mobile emulation) and at 1280 px, once each, after its fonts have loaded.
-PHONE_WIDTHS = (360, NARROW_WIDTH)
+# mobile emulation: PHONE_WIDTHS) and at 1280 px, once each, after its fonts have loaded.
 
 READ_SCROLLERS = r"""
 const done = arguments[arguments.length - 1];

@@ -89,6 +89,30 @@ def test_figures_carry_their_size_and_load_lazily_after_the_first(tmp_path):
     assert 'loading="lazy"' not in images[0] and 'loading="lazy"' in images[1]
 
 
+def test_a_figure_with_a_phone_rendering_is_served_through_picture(tmp_path):
+    """A figure whose SVG has a <stem>.phone.svg beside it gets a <picture>
+    whose source picks the phone rendering below the breakpoint, with that
+    rendering's own size; the rendering is copied into the site beside the
+    figure. A figure without one keeps its plain <img>."""
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="{w}pt" height="{h}pt" viewBox="0 0 {w} {h}"></svg>\n'
+    figure = ":::{{figure}} {name}\n:name: fig-{stem}\n:alt: A box\n\nA box.\n:::\n\n"
+    page = "# Tiny\n\n" + figure.format(name="a.svg", stem="a") + figure.format(name="b.svg", stem="b")
+    docs_files = {
+        "index.md": page,
+        "a.svg": svg.format(w=72, h=36),
+        "a.phone.svg": svg.format(w=36, h=54),
+        "b.svg": svg.format(w=72, h=36),
+    }
+    status, stderr, out = build(tmp_path, ["figures"], docs_files)
+    assert status == 0, stderr
+    text = html(out, "index")
+    pictures = re.findall(r"<picture>.*?</picture>", text, re.S)
+    assert len(pictures) == 1 and 'srcset="_images/a.phone.svg"' in pictures[0], text
+    assert '<source media="(max-width: 660px)"' in pictures[0] and 'width="48" height="72"' in pictures[0]
+    assert (out / "_images" / "a.phone.svg").read_text() == docs_files["a.phone.svg"]
+    assert "b.svg" in text and "b.phone.svg" not in text
+
+
 def test_a_listing_is_captioned_with_its_file_and_lines_and_the_file_is_served(tmp_path):
     code = "def first():\n    return 1\n\n\ndef second():\n    return 2\n"
     page = "# Tiny\n\n```{literalinclude} code/example.py\n:pyobject: second\n```\n"

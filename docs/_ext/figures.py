@@ -1,7 +1,8 @@
 """Figures: each links to its full-size SVG, each page numbers its figures
-from 1, and every <img> carries its size and (but the first) loads lazily,
+from 1, every <img> carries its size and (but the first) loads lazily,
 so the page does not jump and a slow link fetches only what the reader
-reaches."""
+reaches, and a phone gets each figure's phone rendering (``<figure>.phone.svg``,
+drawn by the same script at a phone's width) through ``<picture>``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import re
 from pathlib import Path
 
 from docutils import nodes
+
+from pagekit.paths import PHONE_BREAKPOINT_PX, PHONE_SUFFIX
 
 
 def _link_figures_to_files(app, doctree, docname) -> None:
@@ -80,6 +83,47 @@ def _size_and_lazy_load_images(app, exc) -> None:
             page.write_text(new, encoding="utf-8")
 
 
+_SIZED_IMG = re.compile(r'<img\b[^>]*\bsrc="([^"]*_images/)([^"/]+)\.svg"[^>]*>')
+
+
+def _serve_phone_renderings(app, exc) -> None:
+    """Copy each figure's phone rendering beside the SVG the site serves, and
+    wrap the figure's <img> in a <picture> whose <source> picks it below
+    PHONE_BREAKPOINT_PX (with its own width and height, so the page keeps
+    the right room on a phone too)."""
+    if exc is not None or app.builder.format != "html":
+        return
+    outdir = Path(app.outdir)
+    served: dict[str, Path] = {}  # served stem -> the phone rendering beside its source
+    for source, served_name in getattr(app.builder, "images", {}).items():
+        source_path = Path(app.srcdir) / source
+        phone = source_path.with_name(source_path.name.removesuffix(".svg") + PHONE_SUFFIX)
+        if source_path.suffix == ".svg" and phone.exists():
+            stem = served_name.removesuffix(".svg")
+            target = outdir / "_images" / f"{stem}{PHONE_SUFFIX}"
+            target.write_bytes(phone.read_bytes())
+            served[stem] = target
+    if not served:
+        return
+    for page in outdir.rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+
+        def picture(match: re.Match) -> str:
+            folder, stem = match.group(1), match.group(2)
+            if stem not in served:
+                return match.group(0)
+            size = _svg_size(served[stem])
+            room = f' width="{size[0]}" height="{size[1]}"' if size else ""
+            return (
+                f'<picture><source media="(max-width: {PHONE_BREAKPOINT_PX}px)" '
+                f'srcset="{folder}{stem}{PHONE_SUFFIX}"{room}>{match.group(0)}</picture>'
+            )
+
+        new = _SIZED_IMG.sub(picture, html)
+        if new != html:
+            page.write_text(new, encoding="utf-8")
+
+
 def unquote_path(src: str) -> str:
     from urllib.parse import unquote
 
@@ -90,4 +134,5 @@ def setup(app):
     app.connect("doctree-resolved", _link_figures_to_files)
     app.connect("env-get-updated", _number_figures_per_page, priority=900)
     app.connect("build-finished", _size_and_lazy_load_images)
+    app.connect("build-finished", _serve_phone_renderings, priority=600)  # after the sizes
     return {"parallel_read_safe": True, "parallel_write_safe": True}

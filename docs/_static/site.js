@@ -38,7 +38,8 @@
 
   /* --- the figure zoom ------------------------------------------------------
      A click on a figure opens it over the whole window with its caption, at
-     the window's width (on a phone: "Enlarge" doubles it, to pan around);
+     the window's width (a phone's rendering on a phone); "Enlarge" doubles
+     it, to pan around;
      Esc, "Close", a click on the backdrop or the browser's Back closes it.
      Without script the link still opens the SVG itself. */
   var dialog = null;
@@ -72,9 +73,8 @@
     var caption = figure.querySelector("figcaption");
     dialog.querySelector(".figure-zoom-caption").innerHTML = caption ? caption.innerHTML : "";
     dialog.querySelectorAll(".figure-zoom-caption a.headerlink").forEach(function (a) { a.remove(); });
-    var phone = window.matchMedia("(max-width: 46em)").matches;
-    dialog.classList.toggle("enlarged", phone);
-    dialog.querySelector(".figure-zoom-size").textContent = phone ? "Fit to window" : "Enlarge";
+    dialog.classList.remove("enlarged");
+    dialog.querySelector(".figure-zoom-size").textContent = "Enlarge";
     history.pushState({ figureZoom: figure.id }, "", "#" + figure.id);
     dialog.showModal();
     dialog.querySelector(".figure-zoom-close").focus();

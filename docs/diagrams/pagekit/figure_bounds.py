@@ -283,6 +283,52 @@ def check_figure_fits(fig: Figure, margin_px: float = 2.0, *, renderer=None) -> 
     return problems
 
 
+def check_texts_apart(fig: Figure, *, renderer, gap_px: float = 1.0) -> list[str]:
+    """Problems with texts drawn over or against each other: every pair of
+    visible texts (titles, labels, tick labels, annotations, legend entries)
+    whose boxes come closer than ``gap_px`` in both directions (two tick
+    labels that touch read as one word). Call it right after ``savefig``
+    with the renderer that drew the figure, as ``check_figure_fits``."""
+    dpi = renderer.points_to_pixels(72.0)
+    saved_dpi = fig.dpi
+    fig.dpi = dpi
+    try:
+        tick_labels, drawn = set(), set()
+        for ax in fig.axes:
+            for axis in (ax.xaxis, ax.yaxis):
+                for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                    tick_labels |= {id(tick.label1), id(tick.label2)}
+                if ax.axison:
+                    for tick in _drawn_ticks(axis):
+                        if tick.get_visible():
+                            drawn |= {id(tick.label1), id(tick.label2)}
+        boxes = []
+        for artist in fig.findobj(Text):
+            if not artist.get_visible() or not artist.get_text().strip():
+                continue
+            if id(artist) in tick_labels and id(artist) not in drawn:
+                continue
+            bbox = artist.get_window_extent(renderer)
+            if bbox.width > 0 and bbox.height > 0:
+                boxes.append((artist, bbox))
+        problems = []
+        for i, (a, box_a) in enumerate(boxes):
+            for b, box_b in boxes[i + 1 :]:
+                dx = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
+                dy = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
+                if dx > -gap_px and dy > -gap_px:
+                    how = f"overlap ({dx:.1f} x {dy:.1f} px)" if dx > 0 and dy > 0 else "touch"
+                    problems.append(f"text {_short(a.get_text())!r} and text {_short(b.get_text())!r} {how}")
+        return problems
+    finally:
+        fig.dpi = saved_dpi
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 if __name__ == "__main__":  # a demonstration: one figure that fits, one that does not
     import time
 

@@ -73,6 +73,7 @@ def pinned_part(record: dict) -> dict:
         },
         "claims": [pinned_claim(c) for c in record["claims"]],
         "agreement_decades": agreement_decades(record["claims"]),
+        "figure_labels": record.get("figure_labels", {}),
     }
 
 
@@ -166,6 +167,14 @@ def binding_differences(old: dict, new: dict) -> list[str]:
     old_entries, new_entries = old.get("allowlist", []), new.get("allowlist", [])
     out += [f"allowlist entry added: {allowlist_row(e)}" for e in new_entries if e not in old_entries]
     out += [f"allowlist entry removed: {allowlist_row(e)}" for e in old_entries if e not in new_entries]
+    # The bibliography's passages the page's citations rest on, by hash: a trimmed one shows here.
+    old_passages, new_passages = old.get("passages", {}), new.get("passages", {})
+    out += [
+        f"bibliography passages of {slug}: {len(old_passages.get(slug, []))} pinned -> {len(digests)}, changed"
+        for slug, digests in new_passages.items()
+        if old_passages.get(slug) != digests
+    ]
+    out += [f"bibliography entry no longer cited: {slug}" for slug in old_passages if slug not in new_passages]
     return out
 
 
@@ -589,3 +598,37 @@ def empty_bound(claim: dict) -> str | None:
         return None
     is_bound_form = isinstance(tree, ast.Compare) and len(tree.ops) == 1
     return _always(tree, claim, is_bound_form)
+
+
+def relabelled(old: dict[str, list[dict]], new: dict[str, list[dict]]) -> list[str]:
+    """The words that moved to other, unchanged data between two records of
+    a section's figures (figure name -> figure_labels.figure_labels): a
+    title now over a panel whose data had another of the figure's titles, a
+    label now on a series whose data had another of its labels. Data that
+    changed (a new run) may take any words; data drawn twice (two series
+    that coincide) is not judged, its words being interchangeable."""
+
+    def unique(pairs):  # data fingerprint -> words, for data drawn once
+        seen: dict[str, list[str]] = {}
+        for data, words in pairs:
+            seen.setdefault(data, []).append(words)
+        return {data: words[0] for data, words in seen.items() if len(words) == 1}
+
+    moves = []
+    for name, panels in new.items():
+        before = old.get(name)
+        if not before:
+            continue
+        titles = unique((p["data"], p["title"]) for p in before)
+        labels = unique((s["data"], s["label"]) for p in before for s in p["series"])
+        now_titles = unique((p["data"], p["title"]) for p in panels)
+        now_labels = unique((s["data"], s["label"]) for p in panels for s in p["series"])
+        for data, title in now_titles.items():
+            was = titles.get(data)
+            if was is not None and was != title and title in titles.values():
+                moves.append(f"{name}: the panel titled {was!r} is now titled {title!r}")
+        for data, label in now_labels.items():
+            was = labels.get(data)
+            if was is not None and was != label and label in labels.values():
+                moves.append(f"{name}: the series labelled {was!r} is now labelled {label!r}")
+    return moves

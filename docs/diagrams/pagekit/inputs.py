@@ -40,7 +40,8 @@ LOCK = REPO_ROOT / "requirements.lock"
 # The modules of pagekit that decide a section's numbers or SVG bytes: the
 # numeric environment and the routes of torch's products and square roots, torch's thread count
 # (torch_loader), the record and how numbers are written (record, numformat, cli),
-# the house style, and the names a script imports (section). The rest (the
+# the house style, the names a script imports (section), and what the
+# record says a figure's words label (figure_labels). The rest (the
 # runner, the checks, paths, atomic writes) cannot change an output's bytes.
 RESULT_MODULES = (
     "numeric_env.py",
@@ -52,6 +53,7 @@ RESULT_MODULES = (
     "cli.py",
     "style.py",
     "section.py",
+    "figure_labels.py",
 )
 # The packages whose versions change numbers or SVG bytes (with their
 # dependencies, found in the lock).

@@ -77,21 +77,32 @@ def compute(section):
     section.quote("odd_sum", total, ",d")
     # The statement the prose relies on, checked against the closed form.
     section.claim(f"the first {{TERMS}} odd numbers add up to {{TERMS}} squared", total == TERMS * TERMS)
-    return {{"running": np.cumsum(2 * np.arange(TERMS) + 1)}}
+    running = np.cumsum(2 * np.arange(TERMS) + 1)
+    # A claim a phrase of the page can rest on (its key names it in a `% backs` line).
+    counts = np.arange(1, TERMS + 1)
+    section.claim(
+        "every running sum equals the square of its count", bool(np.array_equal(running, counts**2)), key="on-squares"
+    )
+    return {{"running": running}}
 
 
 def draw(section, results):
-    fig = new_figure(6.0, 3.0, margins=(0.75, 0.6, 0.2, 0.4))
-    ax = fig.add_subplot()
-    counts = np.arange(1, TERMS + 1)
-    ax.plot(counts, counts**2, color=PALETTE["orange"], linewidth=1.5, label="closed form (n squared)")
-    ax.plot(counts, results["running"], "o", color=PALETTE["blue"], markersize=4, label="the loop's running sum")
-    ax.set_xlabel("odd numbers added")
-    ax.set_ylabel("sum")
-    ax.legend(loc="upper left", frameon=False)
-    # Every number drawn comes from a registered quote (section.text).
-    ax.set_title(f"The running sum ends at {{section.text('odd_sum')}}, a perfect square", loc="left")
-    section.save_figure(fig, "running_sum")
+    # The saver calls this twice: for the page, and inside its phone layout,
+    # where new_figure draws the same figure at a phone's width.
+    def running_sum_figure():
+        fig = new_figure(6.0, 3.0, margins=(0.75, 0.6, 0.2, 0.4))
+        ax = fig.add_subplot()
+        counts = np.arange(1, TERMS + 1)
+        ax.plot(counts, counts**2, color=PALETTE["orange"], linewidth=1.5, label="closed form (n squared)")
+        ax.plot(counts, results["running"], "o", color=PALETTE["blue"], markersize=4, label="the loop's running sum")
+        ax.set_xlabel("odd numbers added")
+        ax.set_ylabel("sum")
+        ax.legend(loc="upper left", frameon=False)
+        # Every number drawn comes from a registered quote (section.text).
+        ax.set_title(f"The running sum ends at {{section.text('odd_sum')}}, a perfect square", loc="left")
+        return fig
+
+    section.save_figure(running_sum_figure, "running_sum")
 
 
 if __name__ == "__main__":
@@ -126,12 +137,15 @@ Adding the first dozen odd numbers gives 144, which is a dozen squared.
 
 *Run it yourself:* [this experiment, section 1 of the page's notebook](../figures/{slug}/{slug}.ipynb).
 
+% figure says "on the curve of the squares"
 :::{{figure}} ../figures/{slug}/{section}_running_sum.svg
 :name: fig-{slug}-running-sum
 :alt: The running sum of the odd numbers against how many were added, on the curve of the squares
 
 The running sum of the odd numbers lies on the curve of the squares.
 :::
+
+% backs {section}:on-squares "on the curve of the squares"
 """
 
 

@@ -33,11 +33,12 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from pagekit.atomic import atomic_write, write_json_atomically
-from pagekit.figure_bounds import FigureBoundsError, check_figure_fits, drawn_renderer
+from pagekit.figure_labels import figure_labels
+from pagekit.figure_bounds import FigureBoundsError, check_figure_fits, check_texts_apart, drawn_renderer
 from pagekit.numformat import QuoteError, format_number
-from pagekit.paths import FIGURES_DIR, OTHER_RUNS_DIR
+from pagekit.paths import FIGURES_DIR, OTHER_RUNS_DIR, PHONE_SUFFIX
 from pagekit.torch_loader import import_torch
-from pagekit.style import make_text_legible
+from pagekit.style import make_text_legible, phone_layout, wrap_long_titles
 
 PROGRESS_EVERY = 3.0  # seconds between a heavy section's progress lines
 FIGURE_MARGIN_PX = 2.0  # everything drawn stays this far (1/72 inch units) inside a figure
@@ -197,6 +198,7 @@ class Section:
     quotes: dict[str, Quote] = field(default_factory=dict)
     claims: list[Claim] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
+    figure_labels: dict[str, list[dict]] = field(default_factory=dict)  # SVG name -> figure_labels()
     caption_phrases: dict[str, list[str]] = field(default_factory=dict)  # SVG name -> phrases
     heavy: bool = False  # the section has a reduced configuration (it called choose)
     untested: list[str] = field(default_factory=list)  # settings a changed configuration left out (index_of)
@@ -475,13 +477,24 @@ class Section:
         kind = "reduced" if self.reduced else f"{self.variant}-seed{self.seed_offset}"
         return OTHER_RUNS_DIR / kind / self.page
 
-    def save_figure(self, fig: Figure, stem: str, *, caption_phrases: Sequence[str] = ()) -> Path:
-        """Write ``<section>_<stem>.svg`` deterministically and atomically.
+    def save_figure(self, draw: Callable[[], Figure], stem: str, *, caption_phrases: Sequence[str] = ()) -> Path:
+        """Draw and write ``<section>_<stem>.svg`` and its phone rendering
+        ``<section>_<stem>.phone.svg``, deterministically and atomically.
+
+        ``draw`` makes the figure (``lambda: draw_x(...)``); it is called
+        twice, the second time inside ``style.phone_layout()``, where
+        ``new_figure`` sizes the figure for a phone's column (panels stacked,
+        titles wrapped), so the phone shows the same numbers at a legible size.
 
         ``caption_phrases``: what the figure's caption or alt text must say
         about it, each an exact phrase one of the section's claims backs
         (a `% backs` line of the page); the page check requires each in the caption or alt text
         of the figure that shows this SVG."""
+        if isinstance(draw, Figure) or not callable(draw):
+            raise TypeError(
+                f"{self.name}: save_figure({stem!r}) takes the function that draws the figure "
+                "(save_figure(lambda: draw_it(...), stem)), so it can draw the phone rendering too"
+            )
         path = self.figure_dir / f"{self.name}_{stem}.svg"
         if path.name in self.figures:
             raise QuoteError(f"{self.name}: figure {path.name} saved twice")
@@ -489,17 +502,30 @@ class Section:
             caption_phrases = (caption_phrases,)
         if caption_phrases:
             self.caption_phrases[path.name] = [" ".join(p.split()) for p in caption_phrases]
+        fig = draw()
+        self.figure_labels[path.name] = figure_labels(fig)
+        self._write_svg(fig, path)
+        with phone_layout():
+            fig = draw()
+            make_text_legible(fig)  # (first: the wrapping measures the sizes drawn)
+            wrap_long_titles(fig)
+            self._write_svg(fig, path.with_name(f"{path.stem}{PHONE_SUFFIX}"), texts_apart=True)
+        return path
+
+    def _write_svg(self, fig: Figure, path: Path, *, texts_apart: bool = False) -> None:
         make_text_legible(fig)
         with atomic_write(path, "wb") as out:
             with drawn_renderer(fig) as drawn:
                 fig.savefig(out, format="svg", metadata={"Date": None})
             # Checked before the file replaces the old one: a figure whose
-            # text or marks stick out of it is an error, not an output.
+            # text or marks stick out of it (or, on a phone, whose texts
+            # overlap) is an error, not an output.
             problems = check_figure_fits(fig, margin_px=FIGURE_MARGIN_PX, renderer=drawn[-1])
+            if texts_apart:
+                problems += check_texts_apart(fig, renderer=drawn[-1])
             if problems:
                 raise FigureBoundsError(f"{self.name}: figure {path.name} does not fit: " + "; ".join(problems))
         self.figures.append(path.name)
-        return path
 
     # -- numbers file --------------------------------------------------------
     @property
@@ -543,6 +569,7 @@ class Section:
                 for c in self.claims
             ],
             "figures": list(self.figures),
+            "figure_labels": dict(self.figure_labels),
             **({"caption_phrases": dict(self.caption_phrases)} if self.caption_phrases else {}),
         }
         if any(q.measured for q in self.quotes.values()):

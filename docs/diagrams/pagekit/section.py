@@ -31,12 +31,15 @@ from pagekit.style import (
     STYLE,
     TEXT_PALETTE,
     draw_cell_rows,
+    fit_cell_figure,
     label_line_ends,
     log_axis,
     new_cell_figure,
     new_figure,
     nice_limits,
+    on_phone,
     text_colour,
+    wrap_to_width,
 )
 
 __all__ = [
@@ -60,10 +63,13 @@ __all__ = [
     "STYLE",
     "TEXT_PALETTE",
     "draw_cell_rows",
+    "fit_cell_figure",
     "label_line_ends",
     "log_axis",
     "new_cell_figure",
     "new_figure",
     "nice_limits",
+    "on_phone",
     "text_colour",
+    "wrap_to_width",
 ]

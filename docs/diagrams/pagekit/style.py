@@ -8,9 +8,10 @@ Decides SVG bytes, so it is one of the inputs of every section (inputs.py).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from pagekit import numeric_env
 
@@ -24,8 +25,10 @@ if "ipykernel" not in sys.modules:
     # pyplot and written by the svg backend either way.
     matplotlib.use("Agg")
 from matplotlib.figure import Figure  # (after the backend choice)
+from matplotlib.font_manager import FontProperties
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
+from matplotlib.textpath import TextToPath
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
 import numpy as np
 
@@ -134,6 +137,110 @@ matplotlib.rcParams.update(STYLE)
 # above the top margin, its top this far below the figure's edge.
 SUPTITLE_LINE, SUPTITLE_PAD = 0.185, 0.045
 
+# Every figure is drawn twice: for the page, and for a phone. The site shows
+# the phone rendering below paths.PHONE_BREAKPOINT_PX (docs/_ext/figures.py). On a
+# 360 px phone furo's column is 328 px wide; a figure drawn PHONE_WIDTH inches
+# (403 px) wide is shown at 0.81 of its size there, so 10.6 pt text reads at
+# 11.5 px. Panels side by side on the page stand one under another on the
+# phone; each keeps its page height.
+PHONE_WIDTH = 4.2
+PHONE_RIGHT_MARGIN = 0.2  # inches, at least, for a tick label at the axis' right end
+_layout = {"phone": False}
+
+
+@contextlib.contextmanager
+def phone_layout() -> Iterator[None]:
+    """Inside it, new_figure and new_cell_figure draw a figure's phone
+    rendering: PHONE_WIDTH inches wide, panels stacked in one column, long
+    titles wrapped. The saver draws each figure once outside it and once in."""
+    previous, _layout["phone"] = _layout["phone"], True
+    try:
+        yield
+    finally:
+        _layout["phone"] = previous
+
+
+def on_phone() -> bool:
+    """True while the phone rendering is drawn: for the few choices a script
+    makes for itself (a shorter label, a legend placed elsewhere)."""
+    return _layout["phone"]
+
+
+def text_width_in(text: str, size: float, weight: str = "normal") -> float:
+    """The width of one line of ``text`` in inches, in the house font,
+    measured from its glyphs (no figure or renderer needed)."""
+    font = FontProperties(family=matplotlib.rcParams["font.family"], size=size, weight=weight)
+    width, _, _ = TextToPath().get_text_width_height_descent(text.replace("$", ""), font, ismath=False)
+    return width / 72
+
+
+def wrap_to_width(text: str, width_in: float, size: float = SMALLEST_TEXT_PT, weight: str = "normal") -> str:
+    """``text`` with its lines broken at spaces so none is wider than
+    ``width_in`` inches (a single word wider than that keeps its own line)."""
+    lines = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for word in paragraph.split(" "):
+            trial = f"{line} {word}" if line else word
+            if line and text_width_in(trial, size, weight) > width_in:
+                lines.append(line)
+                line = word
+            else:
+                line = trial
+        lines.append(line)
+    return "\n".join(lines)
+
+
+class HouseFigure(Figure):
+    """A Figure that, in the phone layout, makes a row of panels a column:
+    ``subplots(1, n)`` and ``add_gridspec(r, c)`` give the same axes in the
+    same order (column by column), stacked, so a script draws both
+    renderings with one code path."""
+
+    def subplots(self, nrows=1, ncols=1, **kwargs):
+        if not on_phone() or ncols == 1:
+            return super().subplots(nrows, ncols, **kwargs)
+        kwargs.pop("width_ratios", None)
+        gridspec_kw = dict(kwargs.pop("gridspec_kw", None) or {})
+        gridspec_kw.pop("wspace", None)
+        gridspec_kw.pop("width_ratios", None)
+        squeeze = kwargs.pop("squeeze", True)
+        stacked = super().subplots(nrows * ncols, 1, squeeze=False, gridspec_kw=gridspec_kw, **kwargs)[:, 0]
+        # Column by column: the page's (row r, column c) is the phone's row c * nrows + r.
+        axes = np.empty((nrows, ncols), dtype=object)
+        for c in range(ncols):
+            for r in range(nrows):
+                axes[r, c] = stacked[c * nrows + r]
+        if squeeze:
+            return axes.item() if axes.size == 1 else axes.squeeze()
+        return axes
+
+    def add_gridspec(self, nrows=1, ncols=1, **kwargs):
+        if not on_phone() or ncols == 1:
+            return super().add_gridspec(nrows, ncols, **kwargs)
+        kwargs.pop("width_ratios", None)
+        kwargs.pop("wspace", None)
+        return _StackedGrid(super().add_gridspec(nrows * ncols, 1, **kwargs), nrows, ncols)
+
+
+class _StackedGrid:
+    """A page grid of ``rows`` x ``columns`` seen on the phone as one column:
+    ``grid[r, c]`` (or a span) is the phone's rows c * rows + r."""
+
+    def __init__(self, stacked, rows: int, columns: int):
+        self.stacked, self.rows, self.columns = stacked, rows, columns
+
+    def __getitem__(self, key):
+        row_key, column_key = key if isinstance(key, tuple) else (key, slice(None)) if self.rows > 1 else (0, key)
+        rows = range(self.rows)[row_key] if isinstance(row_key, slice) else [range(self.rows)[row_key]]
+        columns = (
+            range(self.columns)[column_key] if isinstance(column_key, slice) else [range(self.columns)[column_key]]
+        )
+        cells = sorted(c * self.rows + r for c in columns for r in rows)
+        if cells != list(range(cells[0], cells[-1] + 1)):
+            raise ValueError(f"grid[{key}] is not one block of panels on the phone")
+        return self.stacked[cells[0] : cells[-1] + 1, 0]
+
 
 def new_figure(
     width: float = 8.0,
@@ -161,12 +268,16 @@ def new_figure(
     Without ``margins`` matplotlib's constrained layout engine places the
     axes instead: no sizing by hand, but about a third of the drawing time.
     """
+    if on_phone():
+        width, height, margins, grid, wspace, hspace, suptitle = _phone_geometry(
+            width, height, margins, grid, wspace, hspace, suptitle
+        )
     if margins is None:
-        fig = Figure(figsize=(width, height), layout="constrained")
+        fig = HouseFigure(figsize=(width, height), layout="constrained")
         if suptitle is not None:
             fig.suptitle(suptitle, x=0.01, ha="left", fontsize=TITLE_PT, fontweight="bold")
         return fig
-    fig = Figure(figsize=(width, height))
+    fig = HouseFigure(figsize=(width, height))
     # Margins hold text, so they grow with it: a script gives them for 10 pt
     # text, and they scale with the house font size.
     left, bottom, right, top = (m * MARGIN_SCALE for m in margins)
@@ -203,10 +314,40 @@ def new_cell_figure(width: float, height: float, title_lines: int = 1):
     band for a left-aligned title, placed by hand. Constrained layout has
     nothing to arrange on an axes without ticks and would cost about a third
     of the drawing time. Returns (figure, axes)."""
-    fig = Figure(figsize=(width, height))
+    if on_phone():
+        width = PHONE_WIDTH  # draw_cell_rows sets the height: on a phone each row's label stands above it
+    fig = HouseFigure(figsize=(width, height))
     band = (0.12 + 0.24 * title_lines) / height
     ax = fig.add_axes((0.005, 0.01, 0.99, 0.99 - band))
+    fig.title_band_in = 0.12 + 0.24 * title_lines
     return fig, ax
+
+
+def _phone_geometry(width, height, margins, grid, wspace, hspace, suptitle):
+    """new_figure's arguments for the phone rendering of a figure the script
+    sizes for the page: PHONE_WIDTH wide, the grid's columns stacked under
+    each other (each panel keeps its page height), the gap between stacked
+    panels as wide as the page's bottom and top margins together (one
+    panel's tick labels, the next one's title), the title wrapped."""
+    rows, columns = grid
+
+    def band(title):  # the suptitle's band above the top margin, as new_figure makes it
+        return SUPTITLE_PAD + SUPTITLE_LINE * (title.count("\n") + 1) if title is not None else 0.0
+
+    page_band = band(suptitle)
+    if suptitle is not None:
+        suptitle = wrap_to_width(suptitle, PHONE_WIDTH - 0.16, TITLE_PT, "bold")
+    if margins is None:
+        return PHONE_WIDTH, height, margins, grid, wspace, hspace, suptitle
+    # A narrower axis has fewer ticks, often one at its right end: room for half a tick label.
+    margins = (margins[0], margins[1], max(margins[2], PHONE_RIGHT_MARGIN), margins[3])
+    _, bottom, _, top = (m * MARGIN_SCALE for m in margins)
+    panel = (height - bottom - top - page_band - hspace * (rows - 1)) / rows
+    if columns > 1:
+        hspace = max(hspace, bottom + top)
+        rows, columns, wspace = rows * columns, 1, 0.0
+    height = bottom + top + band(suptitle) + panel * rows + hspace * (rows - 1)
+    return PHONE_WIDTH, height, margins, (rows, columns), wspace, hspace, suptitle
 
 
 def label_line_ends(ax, labels: Sequence[tuple[float, str, str]], *, gap_pt: float | None = None) -> None:
@@ -324,38 +465,195 @@ def draw_cell_rows(
     label_width: float = 2.6,
     fontsize: float = 9.5,
     footnote: str | None = None,
-) -> None:
+) -> list[float]:
     """Draw rows of labelled cells, one row per step of a worked example.
 
     ``rows`` holds (row label, cell texts); ``fills`` an optional colour per
     row (or per cell); ``highlight_column`` outlines one column, the element
     followed by hand. Axes are switched off and limits set to fit the cells.
+    Returns where each row's cells start (y, in data units growing
+    downward), for a script's own marks beside the rows.
+
+    On a phone (``phone_layout``) each row's label stands on its own line
+    above its cells, which span the figure's width, as many to a line as fit
+    (a long row takes several lines), and a new_cell_figure is sized to fit.
     """
     n_rows = len(rows)
     n_cols = max(len(cells) for _, cells in rows)
+    phone = on_phone()
+    per_line = _cells_per_phone_line(rows, max(fontsize, SMALLEST_TEXT_PT)) if phone else n_cols
+    lines_of = [max(1, math.ceil(len(cells) / per_line)) for _, cells in rows]
+    tops, y = [], 0.0
+    for (label, _), lines in zip(rows, lines_of, strict=True):
+        # on a phone: the label's line (0.6; none for a row without a label), then lines of cells
+        above = 0.6 if phone and label else 0.0
+        tops.append(y + above)
+        y += above + lines if phone else 1.0
     for i, (label, cells) in enumerate(rows):
-        y = i
-        ax.text(-0.15, y + 0.4, label, ha="right", va="center", fontsize=fontsize)
+        top = tops[i]
+        if phone:
+            ax.text(0.04, top - 0.3, label, ha="left", va="center", fontsize=fontsize)
+        else:
+            ax.text(-0.15, top + 0.4, label, ha="right", va="center", fontsize=fontsize)
         row_fill = fills[i] if fills is not None else PALETTE["light"]
-        for j, cell in enumerate(cells):
-            colour = row_fill[j] if isinstance(row_fill, (list, tuple)) else row_fill
+        for k, cell in enumerate(cells):
+            colour = row_fill[k] if isinstance(row_fill, (list, tuple)) else row_fill
+            x, yc = k % per_line, top + k // per_line
             ax.add_patch(
-                Rectangle((j + 0.04, y + 0.04), 0.92, 0.72, facecolor=colour, edgecolor="white", linewidth=1.0)
+                Rectangle((x + 0.04, yc + 0.04), 0.92, 0.72, facecolor=colour, edgecolor="white", linewidth=1.0)
             )
-            ax.text(j + 0.5, y + 0.4, cell, ha="center", va="center", fontsize=fontsize)
+            ax.text(x + 0.5, yc + 0.4, cell, ha="center", va="center", fontsize=fontsize)
+    last = tops[-1] + lines_of[-1] - 0.2  # where the last row's cells end
     if highlight_column is not None:
-        ax.add_patch(
-            Rectangle(
-                (highlight_column + 0.01, 0.0), 0.98, n_rows - 0.2, fill=False, edgecolor=PALETTE["red"], linewidth=1.8
+        # On a phone the labels stand between the rows: each cell is outlined.
+        column, line = highlight_column % per_line, highlight_column // per_line
+        spans = [(t + line, 0.8) for t in tops] if phone else [(0.0, n_rows - 0.2)]
+        for span_top, span in spans:
+            ax.add_patch(
+                Rectangle(
+                    (column + 0.01, span_top),
+                    0.98,
+                    span,
+                    fill=False,
+                    edgecolor=PALETTE["red"],
+                    linewidth=1.8,
+                )
             )
-        )
+    upper = 0.0  # above the first row (its label line, on a phone)
     if column_labels is not None:
         for j, label in enumerate(column_labels):
-            ax.text(j + 0.5, -0.25, label, ha="center", va="bottom", fontsize=fontsize - 0.5, color=PALETTE["grey"])
-    bottom = n_rows
+            ax.text(
+                j + 0.5, upper - 0.25, label, ha="center", va="bottom", fontsize=fontsize - 0.5, color=PALETTE["grey"]
+            )
+        upper -= 0.55
+    bottom = last + 0.2
     if footnote is not None:
-        ax.text(n_cols, n_rows + 0.1, footnote, ha="right", va="top", fontsize=fontsize - 0.5, color=PALETTE["grey"])
-        bottom = n_rows + 0.6
-    ax.set_xlim(-label_width, n_cols + 0.05)
-    ax.set_ylim(bottom, -0.6 if column_labels is not None else -0.05)
+        if phone:
+            footnote = wrap_to_width(footnote, PHONE_WIDTH - 0.1, SMALLEST_TEXT_PT)
+        ax.text(
+            min(n_cols, per_line),
+            bottom + 0.1,
+            footnote,
+            ha="right",
+            va="top",
+            fontsize=fontsize - 0.5,
+            color=PALETTE["grey"],
+        )
+        bottom += 0.6 * (footnote.count("\n") + 1)
+    ax.set_xlim(-0.05 if phone else -label_width, min(n_cols, per_line) + 0.05)
+    ax.set_ylim(bottom, upper - 0.05)
     ax.axis("off")
+    if phone and hasattr(ax.figure, "title_band_in"):  # a new_cell_figure: it is sized to its rows
+        fit_cell_figure(ax)
+    return tops
+
+
+def _cells_per_phone_line(rows, fontsize: float) -> int:
+    """How many cells fit a line of a phone figure: each as wide as the
+    widest cell text plus a little room, never more than a row has."""
+    widest = max((text_width_in(cell, fontsize) for _, cells in rows for cell in cells), default=0.0)
+    fit = max(1, int((PHONE_WIDTH - 0.1) // (widest + 0.06)))
+    longest = max(len(cells) for _, cells in rows)
+    lines = math.ceil(longest / fit)
+    return math.ceil(longest / lines)  # as even as the lines can be: 8 and 7, not 14 and 1
+
+
+# On a phone a cell figure's data unit (one line of cells) is PHONE_CELL_UNIT inches.
+PHONE_CELL_UNIT = 0.4
+
+
+def fit_cell_figure(ax) -> None:
+    """Size a phone cell figure to its axes' y limits (data units of
+    PHONE_CELL_UNIT inches) under the figure's title band."""
+    fig = ax.figure
+    low, high = ax.get_ylim()
+    axes_in = abs(low - high) * PHONE_CELL_UNIT
+    height = axes_in + fig.title_band_in + 0.06
+    fig.set_size_inches(PHONE_WIDTH, height)
+    ax.set_position((0.012, 0.04 / height, 0.976, axes_in / height))
+
+
+TITLE_LINE_IN = TITLE_PT * 1.25 / 72  # one more line of an axes title
+
+
+def wrap_long_titles(fig: Figure, margin_in: float = 0.06) -> None:
+    """On a phone, break every axes title, legend entry and x-axis label
+    wider than its room into lines, and make room for a title's or label's
+    extra lines: what stands above the title (or from the label's axes up)
+    moves up, the figure grows. (A legend grows inside its axes.)"""
+    width = fig.get_figwidth()
+    for ax in list(fig.axes):
+        if not ax.get_visible():
+            continue
+        box = ax.get_position()
+        room = width * (1 - box.x0) - margin_in
+        titles = [ax.get_title(loc=loc) for loc in ("left", "center", "right")]
+        for child in ax.get_children():
+            if isinstance(child, Text) and child.get_text() and child.get_text() in titles:
+                extra = _wrap_text(child, room)
+                if extra:
+                    _make_room(fig, box.y1 * fig.get_figheight(), extra * TITLE_LINE_IN)
+        _wrap_texts_at_edges(ax, width, margin_in)
+        legend = ax.get_legend()
+        if legend is not None:  # each entry's text beside its handle, within the axes
+            room_per_column = width * box.width / max(1, getattr(legend, "_ncols", 1)) - 0.55
+            for entry in legend.get_texts():
+                _wrap_text(entry, room_per_column)
+        label = ax.xaxis.label
+        if label.get_visible() and label.get_text():
+            # centred under the axes: as far past each end as the nearer margin allows
+            sides = 2 * min(box.x0, 1 - box.x1) * width - 2 * margin_in
+            extra = _wrap_text(label, width * box.width + max(sides, 0.0))
+            if extra:
+                _make_room(fig, ax.get_position().y0 * fig.get_figheight(), extra * label.get_fontsize() * 1.25 / 72)
+
+
+def _wrap_texts_at_edges(ax, width_in: float, margin_in: float) -> None:
+    """Break a text or annotation of ``ax`` that runs past the figure's
+    right edge, or (anchored inside the axes) past the axes' left edge onto
+    the tick labels, into lines that fit between its anchor and that edge."""
+    dpi = ax.figure.dpi
+    axes_left = ax.get_position().x0 * width_in
+    for text in ax.texts:
+        if not text.get_visible() or " " not in text.get_text():
+            continue
+        box = text.get_window_extent()  # (the figure's own renderer: no draw needed)
+        left, right = box.x0 / dpi, box.x1 / dpi
+        align = text.get_horizontalalignment()
+        anchor = {"left": left, "right": right}.get(align, (left + right) / 2)
+        floor = axes_left if anchor > axes_left else margin_in
+        if left >= floor and right <= width_in - margin_in:
+            continue
+        if align == "left":
+            room = width_in - margin_in - left
+        elif align == "right":
+            room = right - floor
+        else:
+            room = 2 * min(anchor - floor, width_in - margin_in - anchor)
+        _wrap_text(text, room)
+
+
+def _wrap_text(text: Text, room_in: float) -> int:
+    """Wrap ``text`` to ``room_in`` inches; the number of lines it gained."""
+    old = text.get_text()
+    new = wrap_to_width(old, room_in, text.get_fontsize(), text.get_fontweight())
+    if new == old:
+        return 0
+    text.set_text(new)
+    return new.count("\n") - old.count("\n")
+
+
+def _make_room(fig: Figure, boundary_in: float, extra_in: float) -> None:
+    """Grow ``fig`` by ``extra_in`` inches, moving up everything placed at
+    or above ``boundary_in`` (inches from the bottom): axes and figure texts."""
+    old = fig.get_figheight()
+    new = old + extra_in
+    for ax in fig.axes:
+        box = ax.get_position()
+        y0 = box.y0 * old + (extra_in if box.y0 * old >= boundary_in - 1e-6 else 0.0)
+        ax.set_position((box.x0, y0 / new, box.width, box.height * old / new))
+    for text in fig.texts:  # the suptitle is one of them
+        x, y = text.get_position()
+        y_in = y * old + (extra_in if y * old >= boundary_in - 1e-6 else 0.0)
+        text.set_position((x, y_in / new))
+    fig.set_size_inches(fig.get_figwidth(), new)

@@ -15,8 +15,11 @@ Every bound of a claim that moved is shown (golden.bound_moves: a constant's
 value, a number in the condition, a comparison made strict or not), and a
 section where one moved so that its claim is easier to hold (away from the
 measured value) is not re-pinned, unless `--accept-looser-bounds REASON`
-says why; the reason is printed with the moves it accepts. `--dry-run` shows
-what would be re-pinned and writes nothing.
+says why; the reason is printed with the moves it accepts. Likewise a
+figure whose panel title or legend label now stands over data that had other
+words, the data unchanged (golden.relabelled: two labels swapped in a script),
+is not re-pinned unless `--accept-relabel REASON`. `--dry-run` shows what
+would be re-pinned and writes nothing.
 """
 
 from __future__ import annotations
@@ -28,7 +31,15 @@ from pathlib import Path
 from pagekit import check_page
 from pagekit.check_page import PageError
 from pagekit.paths import REPO_ROOT, golden_dir
-from pagekit.golden import BoundMove, binding_differences, bound_moves, differences, pinned_part, sha256
+from pagekit.golden import (
+    BoundMove,
+    binding_differences,
+    bound_moves,
+    differences,
+    pinned_part,
+    relabelled,
+    sha256,
+)
 from pagekit.registry import page_config
 from pagekit.executor import Job
 from pagekit.run_sections import all_sections, current_hash, run_many
@@ -62,6 +73,20 @@ def looser_refusal(path: Path, moves: list[BoundMove], reason: str | None) -> st
     )
 
 
+def relabel_refusal(path: Path, relabels: list[str], reason: str | None) -> str | None:
+    """Why ``path`` is not re-pinned: a figure's title or legend label moved
+    to other data that did not change (two labels swapped in a script); None
+    when nothing moved or the author gave a reason."""
+    if not relabels or reason:
+        return None
+    return (
+        f"{path.relative_to(REPO_ROOT)} not re-pinned: {len(relabels)} figure title(s) or label(s) now stand over "
+        "data that had other words, and the data did not change:\n"
+        + "".join(f"  {line}\n" for line in relabels)
+        + "if that is intended, say why: .venv/bin/python -m pagekit.write_golden --accept-relabel 'REASON'"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
@@ -77,10 +102,18 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="re-pin claim bounds that moved so their claims are easier to hold, for this reason (printed)",
     )
+    parser.add_argument(
+        "--accept-relabel",
+        metavar="REASON",
+        default=None,
+        help="re-pin figures whose titles or legend labels moved to other, unchanged data, for this reason (printed)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="show what would be re-pinned; write nothing")
     args = parser.parse_args(argv)
     if args.accept_looser_bounds is not None and not args.accept_looser_bounds.strip():
         parser.error("--accept-looser-bounds needs a reason")
+    if args.accept_relabel is not None and not args.accept_relabel.strip():
+        parser.error("--accept-relabel needs a reason")
 
     def write_json_atomically(path: Path, data: dict) -> None:
         if not args.dry_run:
@@ -136,8 +169,12 @@ def main(argv: list[str] | None = None) -> int:
             changes += [f"reduced: {c}" for c in differences(old.get("reduced", {}), new["reduced"])]
         moves = bound_moves(old.get("claims", []), record["claims"]) if old else []
         changes += [m.line() for m in moves]
+        relabels = relabelled(old.get("figure_labels", {}), new["figure_labels"]) if old else []
+        changes += relabels
         if changes:
-            refusal = looser_refusal(golden_path, moves, args.accept_looser_bounds)
+            refusal = looser_refusal(golden_path, moves, args.accept_looser_bounds) or relabel_refusal(
+                golden_path, relabels, args.accept_relabel
+            )
             show(golden_path, changes)
             if refusal:
                 print(f"error: {refusal}", file=sys.stderr)
@@ -145,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if any(m.looser for m in moves):
                 print(f"  looser bound(s) accepted: {args.accept_looser_bounds}")
+            if relabels:
+                print(f"  moved figure words accepted: {args.accept_relabel}")
             write_json_atomically(golden_path, new)
             changed_total += len(changes)
             files += 1
