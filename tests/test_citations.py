@@ -128,3 +128,53 @@ def test_a_bibliography_that_lists_no_page_is_bad_input(tmp_path):
     page, bib = write(tmp_path, "text\n", [ENTRY.format(name="Doe, 2020")], listed=False)
     with pytest.raises(ValueError, match="Pages checked"):
         opted_in_pages(bib)
+
+
+# --- citations bound to what the entry is cited for (issue 44, kind 10) ----------
+
+
+def test_a_year_beside_a_citation_must_be_its_entrys(tmp_path):
+    entry = [ENTRY.format(name="Ba and Roe, 2016")]
+    texts = {
+        "good": "In 2016 [Ba and Roe (2016)](references/bibliography.md#ba-and-roe-2016) found it.\n",
+        "before": "In 2017 [Ba and Roe (2016)](references/bibliography.md#ba-and-roe-2016) found it.\n",
+        "after": "As [Ba and Roe, 2016](references/bibliography.md#ba-and-roe-2016) showed in 2017.\n",
+    }
+    for name, text in texts.items():
+        (tmp_path / name).mkdir()
+        found = findings(tmp_path / name, text, entry)
+        if name == "good":
+            assert found == []
+        else:
+            assert len(found) == 1 and "the year 2017 beside the citation" in found[0] and "2016" in found[0], found
+
+
+def test_a_number_cited_for_must_be_in_the_passage_under_it(tmp_path):
+    text = "As [Doe, 2020](references/bibliography.md#doe-2020) found.\n"
+    said = ENTRY.format(name="Doe, 2020").replace("what it says.", "it trained 14 times faster.")
+    (tmp_path / "a").mkdir()
+    unsupported = findings(tmp_path / "a", text, [said])
+    assert len(unsupported) == 1 and "is cited for 14, which no passage" in unsupported[0], unsupported
+    supported = said.replace('"A passage."', '"It trained 14 times faster."')
+    (tmp_path / "b").mkdir()
+    assert findings(tmp_path / "b", text, [supported]) == []
+
+
+def test_a_passage_changed_since_golden_is_a_finding(tmp_path):
+    """The page's golden record pins each cited entry's passages by hash:
+    a passage trimmed of the sentence a page relies on fails `make check`
+    until `make golden` re-pins it (and shows it in its diff)."""
+    import json
+
+    from pagekit.check_page import check_pinned_passages
+
+    text = "As [Doe, 2020](references/bibliography.md#doe-2020) found.\n"
+    page, bib = write(tmp_path, text, [ENTRY.format(name="Doe, 2020")])
+    pinned = check_citations.cited_passages(page, bib)
+    assert list(pinned) == ["doe-2020"] and len(pinned["doe-2020"]) == 1
+    golden = tmp_path / "page.json"
+    golden.write_text(json.dumps({"passages": pinned}))
+    assert check_pinned_passages(golden, check_citations.cited_passages(page, bib)) == []
+    bib.write_text(bib.read_text().replace('"A passage."', '"A passage, trimmed."'))
+    found = check_pinned_passages(golden, check_citations.cited_passages(page, bib))
+    assert len(found) == 1 and "#doe-2020 changed" in found[0].message and "make golden" in found[0].message

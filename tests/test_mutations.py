@@ -281,7 +281,7 @@ WORD_MUTATIONS = {
             "a caption stating the opposite",
             "the clipped and skipped runs end below the run in which nothing was done.",
             "the clipped and skipped runs end above the run in which nothing was done.",
-            "the caption and alt text of loss_spike_replay_three_variants.svg no longer say",
+            "the caption of loss_spike_replay_three_variants.svg no longer say",
         ),
     ],
     "normalisation_layers": [
@@ -346,7 +346,7 @@ WORD_MUTATIONS = {
             "a caption stating the opposite",
             "At 0.01 both pre-norm runs end below both post-norm runs;",
             "At 0.01 both pre-norm runs end above both post-norm runs;",
-            "the caption and alt text of norm_placement_curves.svg no longer say",
+            "the caption of norm_placement_curves.svg no longer say",
         ),
     ],
 }

@@ -58,8 +58,9 @@ def backs_lines(claims: list[dict]) -> str:
 
 
 FIGURE = (
-    "\n:::{figure} ../figures/demo/demo_curves.svg\n:alt: Loss curves; pre-norm ends below post-norm\n\n"
-    "The two runs.\n:::\n"
+    '\n% figure says "pre-norm ends below post-norm"\n'
+    ":::{figure} ../figures/demo/demo_curves.svg\n:alt: Loss curves; pre-norm ends below post-norm\n\n"
+    "The two runs: pre-norm ends below post-norm.\n:::\n"
 )
 
 
@@ -223,16 +224,53 @@ def test_a_pending_section_is_counted_not_failed(tmp_path):
 def test_a_figure_must_say_its_declared_caption_phrases(tmp_path):
     phrases = {"demo_curves.svg": ["pre-norm ends below post-norm"]}
     assert check(tmp_path, "Both runs." + FIGURE, caption_phrases=phrases) == []
-    opposite = FIGURE.replace("ends below", "ends above")
+    opposite = FIGURE.replace("Loss curves; pre-norm ends below", "Loss curves; pre-norm ends above")
     lines = check(tmp_path, "Both runs." + opposite, caption_phrases=phrases)
     assert any(
-        "the caption and alt text of demo_curves.svg no longer say 'pre-norm ends below post-norm'" in line
-        for line in lines
+        "the alt text of demo_curves.svg no longer say 'pre-norm ends below post-norm'" in line for line in lines
     ), lines
     unbacked = {"demo_curves.svg": ["The two runs"]}
     assert any(
         "is backed by no claim" in line for line in check(tmp_path, "Both runs." + FIGURE, caption_phrases=unbacked)
     )
+
+
+def test_caption_and_alt_text_must_both_say_the_declared_phrase(tmp_path):
+    """A `% figure says` phrase missing from the caption, or from the alt
+    text, is named with the place it is missing from: one of the two can no
+    longer say the opposite of the other (issue 44, kind 5)."""
+    caption_flipped = FIGURE.replace("The two runs: pre-norm ends below", "The two runs: pre-norm ends above")
+    lines = check(tmp_path, "Both runs." + caption_flipped)
+    assert any("the caption of demo_curves.svg no longer say 'pre-norm ends below post-norm'" in l for l in lines), (
+        lines
+    )
+    both = caption_flipped.replace("Loss curves; pre-norm ends below", "Loss curves; pre-norm ends above")
+    lines = check(tmp_path, "Both runs." + both)
+    assert any("the caption and the alt text of demo_curves.svg no longer say" in l for l in lines), lines
+
+
+def test_every_figure_declares_what_caption_and_alt_text_say(tmp_path):
+    undeclared = FIGURE.replace('% figure says "pre-norm ends below post-norm"\n', "")
+    lines = check(tmp_path, "Both runs." + undeclared)
+    assert any("figure demo_curves.svg declares nothing its caption and alt text must both say" in l for l in lines)
+    unbacked = FIGURE.replace('says "pre-norm ends below post-norm"', 'says "The two runs"')
+    assert any("'The two runs'" in l and "is backed by no claim" in l for l in check(tmp_path, "Both runs." + unbacked))
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ('Both runs.\n\n% figure says "pre-norm ends below post-norm"\n', "with no {figure} after it"),
+        (
+            '% figure says "pre-norm ends below post-norm"\n\nA paragraph between.\n' + FIGURE.split("\n", 2)[2],
+            "stands just above the {figure} it describes",
+        ),
+        ("% figure says pre-norm ends below\n" + FIGURE.split("\n", 2)[2], "a figure-says line reads"),
+    ],
+)
+def test_a_figure_says_line_stands_just_above_its_figure(tmp_path, body, message):
+    with pytest.raises(check_page.PageError, match=message.replace("{", r"\{").replace("}", r"\}")):
+        check(tmp_path, body)
 
 
 @pytest.mark.parametrize(

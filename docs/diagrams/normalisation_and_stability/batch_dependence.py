@@ -24,7 +24,17 @@ from normalisation_and_stability.norm_worked_vector import (
     GRID_SPREAD,
     batch_grid,
 )
-from pagekit.section import PALETTE, draw_cell_rows, log_axis, main, new_cell_figure, new_figure, nice_limits
+from pagekit.section import (
+    PALETTE,
+    draw_cell_rows,
+    log_axis,
+    main,
+    new_cell_figure,
+    new_figure,
+    nice_limits,
+    on_phone,
+    wrap_to_width,
+)
 
 EPS = 1e-5
 FEATURE = 0  # feature a; our example is example A, feature a of batch A
@@ -53,6 +63,7 @@ QUAD_FROM = 16  # the batch size from which quadrupling roughly halves the sprea
 POPULATION_TOL = 0.05  # the mean output at the largest batch size against the population value
 STORED_MEAN_TOL, STORED_SPREAD_TOL = 0.15, 0.1  # the stored statistics against the drawing ones
 SHIFT_SHARE_FLOOR = 0.5  # "mostly": the shift's share of the route gap, above
+OUTPUT_DIGIT = 0.01  # example A's two outputs "differ": by more than the last digit their two-decimal values print
 
 BATCH_A_LABELS = ("example A", "example B", "example C", "example D")
 BATCH_B_LABELS = ("example A", "example E", "example F", "example G")
@@ -142,6 +153,12 @@ def compute(section):
     q("output_a", output_a, ".2f")
     q("output_b", output_b, ".2f")
     q("output_gap", abs(output_a - output_b), ".2f")
+    section.claim(
+        f"batch norm gives example A different outputs in batch A and batch B (apart by over {OUTPUT_DIGIT:g})",
+        abs(output_a - output_b) > OUTPUT_DIGIT,
+        f"outputs {output_a:.4f} and {output_b:.4f}",
+        key="batch-norm-output-differs",
+    )
     # Layer norm works along example A's own row, which both batches share.
     row_a, row_b = grid[0], batch_b[0]
     section.claim(
@@ -354,56 +371,63 @@ def draw(section, results):
     texts = section.texts
 
     # 1. The same example in two batches.
-    fig = new_figure(
-        8.4,
-        3.1,
-        margins=(0.04, 0.04, 0.04, 0.25),
-        grid=(1, 2),
-        wspace=0.08,
-        suptitle=f"The same value {t('example_value')} becomes {t('output_a')} in "
-        f"batch A and {t('output_b')} in batch B: a gap of {t('output_gap')}",
-    )
-    ax_a, ax_b = fig.subplots(1, 2)
-    _batch_panel(
-        ax_a,
-        "Batch A (the grid from before)",
-        BATCH_A_LABELS,
-        texts("batch_a_column"),
-        texts("batch_a_outputs"),
-        t("batch_a_mean"),
-        t("batch_a_spread"),
-    )
-    _batch_panel(
-        ax_b,
-        "Batch B (example A with three new examples)",
-        BATCH_B_LABELS,
-        texts("batch_b_column"),
-        texts("batch_b_outputs"),
-        t("batch_b_mean"),
-        t("batch_b_spread"),
-    )
-    section.save_figure(fig, "two_batches")
+    def two_batches_figure():
+        fig = new_figure(
+            8.4,
+            3.1,
+            margins=(0.04, 0.04, 0.04, 0.25),
+            grid=(1, 2),
+            wspace=0.08,
+            suptitle=f"The same value {t('example_value')} becomes {t('output_a')} in "
+            f"batch A and {t('output_b')} in batch B: a gap of {t('output_gap')}",
+        )
+        ax_a, ax_b = fig.subplots(1, 2)
+        _batch_panel(
+            ax_a,
+            "Batch A (the grid from before)",
+            BATCH_A_LABELS,
+            texts("batch_a_column"),
+            texts("batch_a_outputs"),
+            t("batch_a_mean"),
+            t("batch_a_spread"),
+        )
+        _batch_panel(
+            ax_b,
+            "Batch B (example A with three new examples)",
+            BATCH_B_LABELS,
+            texts("batch_b_column"),
+            texts("batch_b_outputs"),
+            t("batch_b_mean"),
+            t("batch_b_spread"),
+        )
+        return fig
+
+    section.save_figure(two_batches_figure, "two_batches")
 
     # 2. Spread of the output against batch size.
     spreads = results["spreads"]
-    fig = new_figure(8.4, 3.6, margins=(0.82, 0.46, 0.05, 0.24))
-    ax = fig.add_subplot()
-    ax.plot(SIZES, spreads, "o-", color=PALETTE["orange"])
-    for m, s, label in zip(SIZES, spreads, texts("size_spreads")):
-        ax.annotate(label, (m, s), xytext=(6, 5), textcoords="offset points", fontsize=9)
-    log_axis(ax, "x", ticks=SIZES, base=2, labels="plain")
-    y_ticks = [v for v in (0.05, 0.1, 0.2, 0.5, 1.0) if spreads.min() / 1.4 <= v <= spreads.max() * 1.4]
-    log_axis(ax, "y", ticks=y_ticks, labels="plain")
-    ax.set_xlim(SIZES[0] / 1.3, SIZES[-1] * 1.6)
-    ax.set_ylim(*nice_limits([spreads.min() / 1.4, spreads.max() * 1.4], log=True, pad=0.0))
-    ax.set_xlabel("batch size (our example plus its companions)")
-    ax.set_ylabel(f"spread of example A's output\nover {t('trials')} random batches")
-    ax.set_title(
-        f"Example A's output varies less as the batch grows: spread "
-        f"{t('size_spreads', 0)} → {t('size_spreads', len(SIZES) - 1)}",
-        loc="left",
-    )
-    section.save_figure(fig, "spread_vs_batch_size")
+
+    def spread_vs_batch_size_figure():
+        fig = new_figure(8.4, 3.6, margins=(0.82, 0.46, 0.05, 0.24))
+        ax = fig.add_subplot()
+        ax.plot(SIZES, spreads, "o-", color=PALETTE["orange"])
+        for m, s, label in zip(SIZES, spreads, texts("size_spreads")):
+            ax.annotate(label, (m, s), xytext=(6, 5), textcoords="offset points", fontsize=9)
+        log_axis(ax, "x", ticks=SIZES, base=2, labels="plain")
+        y_ticks = [v for v in (0.05, 0.1, 0.2, 0.5, 1.0) if spreads.min() / 1.4 <= v <= spreads.max() * 1.4]
+        log_axis(ax, "y", ticks=y_ticks, labels="plain")
+        ax.set_xlim(SIZES[0] / 1.3, SIZES[-1] * (2.6 if on_phone() else 1.6))  # room for the last label
+        ax.set_ylim(*nice_limits([spreads.min() / 1.4, spreads.max() * 1.4], log=True, pad=0.0))
+        ax.set_xlabel("batch size (our example plus its companions)")
+        ax.set_ylabel(f"spread of example A's output\nover {t('trials')} random batches")
+        ax.set_title(
+            f"Example A's output varies less as the batch grows: spread "
+            f"{t('size_spreads', 0)} → {t('size_spreads', len(SIZES) - 1)}",
+            loc="left",
+        )
+        return fig
+
+    section.save_figure(spread_vs_batch_size_figure, "spread_vs_batch_size")
 
     # 3. A padded column with and without the filler counted.
     padded = texts("padded_column")
@@ -411,72 +435,85 @@ def draw(section, results):
     real_fill = [PALETTE["light"]] * n_real
     real_fill[MARKED] = "#E3D3E8"
     filled_fill = real_fill + ["#DDDDDD"] * PAD_FILLER
-    fig, ax = new_cell_figure(8.4, 2.6)
-    draw_cell_rows(
-        ax,
-        [
-            ("real values only", padded[:n_real]),
-            ("", []),
-            ("filler counted", padded),
-            ("", []),
-        ],
-        fills=[real_fill, PALETTE["light"], filled_fill, PALETTE["light"]],
-        label_width=2.6,
-        fontsize=9,
-    )
-    for y, mean, spread, out, colour in (
-        (1, "pad_real_mean", "pad_real_spread", "pad_output_real", PALETTE["blue"]),
-        (3, "pad_filled_mean", "pad_filled_spread", "pad_output_filled", PALETTE["red"]),
-    ):
-        ax.text(
-            0.05,
-            y + 0.3,
-            f"mean {t(mean)}, spread {t(spread)}: the marked {t('marked_value')} becomes {t(out)}",
-            ha="left",
-            va="center",
-            fontsize=9.5,
-            color=colour,
+
+    def padding_figure():
+        fig, ax = new_cell_figure(8.4, 2.6)
+        tops = draw_cell_rows(
+            ax,
+            [
+                ("real values only", padded[:n_real]),
+                ("", []),
+                ("filler counted", padded),
+                ("", []),
+            ],
+            fills=[real_fill, PALETTE["light"], filled_fill, PALETTE["light"]],
+            label_width=2.6,
+            fontsize=9,
         )
-    ax.text(n_real + PAD_FILLER / 2, 1.75, "filler", ha="center", va="center", fontsize=9, color=PALETTE["grey"])
-    ax.set_ylim(3.65, -0.1)
-    ax.set_title(
-        f"Filler zeros drag the mean from {t('pad_real_mean')} to {t('pad_filled_mean')}: "
-        f"the marked {t('marked_value')} flips to above average",
-        loc="left",
-    )
-    section.save_figure(fig, "padding")
+        phone = on_phone()
+        for row, mean, spread, out, colour in (
+            (1, "pad_real_mean", "pad_real_spread", "pad_output_real", PALETTE["blue"]),
+            (3, "pad_filled_mean", "pad_filled_spread", "pad_output_filled", PALETTE["red"]),
+        ):
+            note = f"mean {t(mean)}, spread {t(spread)}: the marked {t('marked_value')} becomes {t(out)}"
+            ax.text(
+                0.05,
+                tops[row] + 0.05 if phone else tops[row] + 0.3,
+                wrap_to_width(note, 4.0) if phone else note,
+                ha="left",
+                va="top" if phone else "center",
+                fontsize=9.5,
+                color=colour,
+            )
+        if not phone:  # on a phone the filler's grey cells wrap onto a line of their own
+            ax.text(
+                n_real + PAD_FILLER / 2, 1.75, "filler", ha="center", va="center", fontsize=9, color=PALETTE["grey"]
+            )
+            ax.set_ylim(3.65, -0.1)
+        ax.set_title(
+            f"Filler zeros drag the mean from {t('pad_real_mean')} to {t('pad_filled_mean')}: "
+            f"the marked {t('marked_value')} flips to above average",
+            loc="left",
+        )
+        return fig
+
+    section.save_figure(padding_figure, "padding")
 
     # 4. Training-time vs prediction-time output.
-    fig = new_figure(
-        8.4,
-        2.8,
-        margins=(1.69, 0.46, 0.05, 0.42),
-        suptitle=f"On a batch shifted by {t('bright_shift')}, training and prediction "
-        f"disagree by {t('route_gap')} ({t('gap_unshifted')} without the shift)",
-    )
-    ax = fig.add_subplot()
-    values = [results["out_train"], results["out_predict"]]
-    labels = [
-        f"training time:\nbatch's own mean {t('bright_batch_mean')},\nspread {t('bright_batch_spread')}",
-        f"prediction time:\nstored mean {t('stored_mean')},\nspread {t('stored_spread')}",
-    ]
-    y = [1, 0]
-    ax.barh(y, values, height=0.55, color=[PALETTE["blue"], PALETTE["orange"]])
-    ax.set_yticks(y, labels)
-    ax.axvline(0, color=PALETTE["ink"], linewidth=0.8)
-    for yi, v, name in zip(y, values, ("output_train", "output_predict")):
-        ax.text(
-            v + (0.03 if v >= 0 else -0.03), yi, t(name), ha="left" if v >= 0 else "right", va="center", fontsize=10
+    def train_vs_predict_figure():
+        fig = new_figure(
+            8.4,
+            2.8,
+            margins=(1.69, 0.46, 0.05, 0.42),
+            suptitle=f"On a batch shifted by {t('bright_shift')}, training and prediction "
+            f"disagree by {t('route_gap')} ({t('gap_unshifted')} without the shift)",
         )
-    lo, hi = min(0.0, *values), max(0.0, *values)
-    pad = 0.18 * (hi - lo)
-    ax.set_xlim(
-        *nice_limits([lo - (pad if lo < 0 else 0.05 * (hi - lo)), hi + (pad if hi > 0 else 0.05 * (hi - lo))], pad=0.0)
-    )
-    ax.set_ylim(-0.6, 1.6)
-    ax.set_xlabel(f"batch-norm output for the brighter batch's first value, {t('bright_value')}")
+        ax = fig.add_subplot()
+        values = [results["out_train"], results["out_predict"]]
+        labels = [
+            f"training time:\nbatch's own mean {t('bright_batch_mean')},\nspread {t('bright_batch_spread')}",
+            f"prediction time:\nstored mean {t('stored_mean')},\nspread {t('stored_spread')}",
+        ]
+        y = [1, 0]
+        ax.barh(y, values, height=0.55, color=[PALETTE["blue"], PALETTE["orange"]])
+        ax.set_yticks(y, labels)
+        ax.axvline(0, color=PALETTE["ink"], linewidth=0.8)
+        for yi, v, name in zip(y, values, ("output_train", "output_predict")):
+            ax.text(
+                v + (0.03 if v >= 0 else -0.03), yi, t(name), ha="left" if v >= 0 else "right", va="center", fontsize=10
+            )
+        lo, hi = min(0.0, *values), max(0.0, *values)
+        pad = (0.45 if on_phone() else 0.18) * (hi - lo)  # room for the bars' labels
+        ax.set_xlim(
+            *nice_limits(
+                [lo - (pad if lo < 0 else 0.05 * (hi - lo)), hi + (pad if hi > 0 else 0.05 * (hi - lo))], pad=0.0
+            )
+        )
+        ax.set_ylim(-0.6, 1.6)
+        ax.set_xlabel(f"batch-norm output for the brighter batch's first value, {t('bright_value')}")
+        return fig
 
-    section.save_figure(fig, "train_vs_predict")
+    section.save_figure(train_vs_predict_figure, "train_vs_predict")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import numpy as np
 
 from matplotlib.ticker import FuncFormatter
 
-from pagekit.section import PALETTE, format_number, import_torch, log_axis, main, new_figure, nice_limits
+from pagekit.section import PALETTE, format_number, import_torch, log_axis, main, new_figure, nice_limits, on_phone
 
 # Step numbers on an axis in the house style: 1,400, not 1400.
 STEP_TICKS = FuncFormatter(lambda v, _: format_number(v, ",.0f"))
@@ -354,7 +354,11 @@ def compute(section):
     q("grad_norm_bad", gn0[bad_row], ",.0f")
     grad_ratio = gn0[bad_row] / gn_usual
     q("grad_norm_ratio", grad_ratio, ",.0f", unit=("times the usual", "times larger"))
-    section.claim("the gradient norm on the bad step is the largest of the run", int(np.argmax(gn0)) == bad_row)
+    section.claim(
+        "the gradient norm on the bad step is the largest of the run",
+        int(np.argmax(gn0)) == bad_row,
+        key="bad-step-gradient-norm-largest",
+    )
     section.claim(
         f"no step after the first {EARLY_STEPS} has a gradient norm within {BAD_NORM_SHARE:.0%} of the bad step's",
         bool(np.all(np.delete(gn0, bad_row)[EARLY_STEPS:] < BAD_NORM_SHARE * gn0[bad_row])),
@@ -385,6 +389,7 @@ def compute(section):
     section.claim(
         f"the divisor jumps on the bad step itself (over {DIVISOR_JUMP_FACTOR}x the step before)",
         div0[bad_row] > DIVISOR_JUMP_FACTOR * div0[bad_row - 1],
+        key="divisor-jumps-on-the-bad-step",
     )
     section.claim(
         f"the divisor only falls after the bad step, never back to its usual value "
@@ -496,202 +501,222 @@ def draw(section, results):
     grey = PALETTE["grey"]
 
     # 1. The loss curve (above its floor, log y).
-    fig = new_figure(8.4, 3.6, margins=(0.69, 0.46, 0.05, 0.44))
-    ax = fig.add_subplot()
-    excess = losses[:, PLAIN] - LOSS_FLOOR
-    ax.plot(steps, excess, color=colours[PLAIN], lw=1.4)
-    log_axis(ax, "y", labels="power")
-    ax.axvline(BAD_STEP, color=grey, ls=":", lw=1.2)
-    ax.text(
-        BAD_STEP - 25, excess.max(), f"bad batch, step {t('bad_step')}", ha="right", va="top", fontsize=9, color=grey
-    )
-    ax.plot([steps[peak_row]], [excess[peak_row]], "o", color=PALETTE["ink"], ms=5)
-    ax.annotate(
-        f"peak {t('peak_loss')} at step {t('peak_step')}",
-        (steps[peak_row], excess[peak_row]),
-        xytext=(12, 6),
-        textcoords="offset points",
-        fontsize=9,
-        va="bottom",
-    )
-    before = losses[JUST_BEFORE_STEP - 1, PLAIN] - LOSS_FLOOR
-    ax.axhline(before, color=PALETTE["green"], ls="--", lw=1.0)
-    ax.text(
-        STEPS,
-        before * 0.85,
-        f"just before (step {t('just_before_step')}): {t('loss_just_before')}",
-        ha="right",
-        va="top",
-        fontsize=9,
-        color=PALETTE["green"],
-    )
-    ax.axhline(excess[-1], color=colours[PLAIN], ls="--", lw=1.0)
-    ax.text(
-        STEPS,
-        excess[-1] * 0.85,
-        f"end: {t('final_loss', PLAIN)}",
-        ha="right",
-        va="top",
-        fontsize=9,
-        color=colours[PLAIN],
-    )
-    ax.set_xlim(0, STEPS + 20)
-    ax.set_ylim(*nice_limits([excess.min() * 0.6, excess.max() * 1.6], log=True, pad=0.0))
-    ax.set_xlabel("step")
-    ax.xaxis.set_major_formatter(STEP_TICKS)
-    ax.set_ylabel(f"loss − {t('loss_floor')} (log scale)")
-    ax.set_title(
-        f"One bad batch at step {t('bad_step')}: the loss peaks {t('peak_delay')} steps "
-        f"later, at {t('peak_loss')},\nand ends at {t('final_loss', PLAIN)}, above the "
-        f"{t('loss_just_before')} it had reached before",
-        loc="left",
-    )
-    section.save_figure(fig, "loss_curve")
-
-    # 2. The gradient norm (log y) with the clip threshold.
-    fig = new_figure(8.4, 3.4, margins=(0.65, 0.46, 0.05, 0.24))
-    ax = fig.add_subplot()
-    gn = results["grad_norm"]
-    ax.plot(steps, gn, color=PALETTE["blue"], lw=0.9)
-    log_axis(ax, "y", labels="power")
-    ax.axhline(CLIP_NORM, color=PALETTE["orange"], ls="--", lw=1.3)
-    ax.text(
-        STEPS,
-        CLIP_NORM * 1.12,
-        f"clip threshold {t('clip_norm')}",
-        ha="right",
-        va="bottom",
-        fontsize=9,
-        color="#A06A00",
-    )
-    ax.axhline(results["gn_usual"], color=grey, ls=":", lw=1.2)
-    ax.text(
-        STEPS,
-        results["gn_usual"] * 0.8,
-        f"usual (median, steps {t('usual_first')}–{t('usual_last')}): {t('grad_norm_usual')}",
-        ha="right",
-        va="top",
-        fontsize=9,
-        color=grey,
-    )
-    ax.annotate(
-        f"step {t('bad_step')}: {t('grad_norm_bad')}",
-        (BAD_STEP, gn[bad_row]),
-        xytext=(10, -4),
-        textcoords="offset points",
-        fontsize=9,
-        va="top",
-    )
-    ax.set_xlim(0, STEPS + 20)
-    ax.set_ylim(*nice_limits([gn.min() * 0.5, gn.max() * 2.0], log=True, pad=0.0))
-    ax.set_xlabel("step")
-    ax.xaxis.set_major_formatter(STEP_TICKS)
-    ax.set_ylabel("gradient norm (log scale)")
-    ax.set_title(
-        f"The gradient norm flags the exact step: {t('grad_norm_ratio')} times its usual size on step {t('bad_step')}",
-        loc="left",
-    )
-    section.save_figure(fig, "grad_norm")
-
-    # 3. Adam's divisor over time.
-    fig = new_figure(8.4, 3.4, margins=(0.66, 0.46, 0.05, 0.24))
-    ax = fig.add_subplot()
-    div = results["divisor"]
-    ax.plot(steps, div, color=PALETTE["purple"], lw=1.4)
-    log_axis(ax, "y", labels="power")
-    ax.axhline(results["div_usual"], color=grey, ls=":", lw=1.2)
-    ax.text(
-        30,
-        results["div_usual"] * 0.8,
-        f"usual (median, steps {t('usual_first')}–{t('usual_last')}): {t('divisor_usual')}",
-        va="top",
-        fontsize=9,
-        color=grey,
-    )
-    later = bad_row + LATER_GAP
-    marks = [
-        (bad_row, f"bad step: {t('divisor_bad')} (×{t('divisor_bad_ratio')})", "right"),
-        (later, f"{t('later_gap')} steps later: {t('divisor_later')} (×{t('divisor_later_ratio')})", "below"),
-        (STEPS - 1, f"end: {t('divisor_end')} (×{t('divisor_end_ratio')})", "right"),
-    ]
-    for row, label, side in marks:
-        ax.plot([steps[row]], [div[row]], "o", color=PALETTE["ink"], ms=4)
-        if side == "below":
-            ax.annotate(
-                label,
-                (steps[row], div[row]),
-                xytext=(0, -9),
-                textcoords="offset points",
-                ha="center",
-                va="top",
-                fontsize=9,
-            )
-        else:
-            ax.annotate(
-                label,
-                (steps[row], div[row]),
-                xytext=(-8, 8),
-                textcoords="offset points",
-                ha="right",
-                va="bottom",
-                fontsize=9,
-            )
-    ax.set_xlim(0, STEPS + 20)
-    ax.set_ylim(*nice_limits([div.min() * 0.5, div.max() * 3.0], log=True, pad=0.0))
-    ax.set_xlabel("step")
-    ax.xaxis.set_major_formatter(STEP_TICKS)
-    ax.set_ylabel("Adam divisor, RMS of √v̂ + ε (log scale)")
-    ax.set_title(
-        f"Adam's divisor jumps on the bad step and is still {t('divisor_later_ratio')} "
-        f"times its usual size {t('later_gap')} steps later",
-        loc="left",
-    )
-    section.save_figure(fig, "adam_divisor")
-
-    # 4. The three variants around the spike, and where they end.
-    fig = new_figure(
-        8.4,
-        3.6,
-        margins=(0.61, 0.46, 0.26, 0.24),
-        grid=(1, 2),
-        wspace=0.62,
-        suptitle=f"Clipping or skipping the bad batch: both end near "
-        f"{t('final_loss', SKIPPED)}; doing nothing ends at "
-        f"{t('final_loss', PLAIN)}",
-    )
-    ax_zoom, ax_rest = fig.subplots(1, 2, width_ratios=[1.0, 1.3])
-    zoom = slice(ZOOM_FIRST - 1, ZOOM_LAST)
-    rest = slice(ZOOM_FIRST - 1, STEPS)
-    for k in (PLAIN, CLIPPED, SKIPPED):
-        label = f"{VARIANTS[k]}: ends at {t('final_loss', k)}"
-        ax_zoom.plot(steps[zoom], losses[zoom, k], color=colours[k], lw=1.5)
-        ax_rest.plot(steps[rest], losses[rest, k], color=colours[k], lw=1.2, label=label)
-    for ax in (ax_zoom, ax_rest):
-        ax.axvline(BAD_STEP, color=grey, ls=":", lw=1.0)
+    def loss_curve_figure():
+        fig = new_figure(8.4, 3.6, margins=(0.69, 0.46, 0.05, 0.44))
+        ax = fig.add_subplot()
+        excess = losses[:, PLAIN] - LOSS_FLOOR
+        ax.plot(steps, excess, color=colours[PLAIN], lw=1.4)
+        log_axis(ax, "y", labels="power")
+        ax.axvline(BAD_STEP, color=grey, ls=":", lw=1.2)
+        ax.text(
+            BAD_STEP - 25,
+            excess.max(),
+            f"bad batch, step {t('bad_step')}",
+            ha="right",
+            va="top",
+            fontsize=9,
+            color=grey,
+        )
+        ax.plot([steps[peak_row]], [excess[peak_row]], "o", color=PALETTE["ink"], ms=5)
+        ax.annotate(
+            f"peak {t('peak_loss')} at step {t('peak_step')}",
+            (steps[peak_row], excess[peak_row]),
+            xytext=(12, 6),
+            textcoords="offset points",
+            fontsize=9,
+            va="bottom",
+        )
+        before = losses[JUST_BEFORE_STEP - 1, PLAIN] - LOSS_FLOOR
+        ax.axhline(before, color=PALETTE["green"], ls="--", lw=1.0)
+        ax.text(
+            STEPS,
+            before * 0.85,
+            f"just before (step {t('just_before_step')}): {t('loss_just_before')}",
+            ha="right",
+            va="top",
+            fontsize=9,
+            color=PALETTE["green"],
+        )
+        ax.axhline(excess[-1], color=colours[PLAIN], ls="--", lw=1.0)
+        ax.text(
+            STEPS,
+            excess[-1] * 0.85,
+            f"end: {t('final_loss', PLAIN)}",
+            ha="right",
+            va="top",
+            fontsize=9,
+            color=colours[PLAIN],
+        )
+        ax.set_xlim(0, STEPS + 20)
+        ax.set_ylim(*nice_limits([excess.min() * 0.6, excess.max() * 1.6], log=True, pad=0.0))
         ax.set_xlabel("step")
         ax.xaxis.set_major_formatter(STEP_TICKS)
-    lo, hi = losses[rest].min(), losses[rest].max()
-    pad = 0.04 * (hi - lo)
-    for ax in (ax_zoom, ax_rest):
-        ax.set_ylim(*nice_limits([lo - pad, hi + pad], pad=0.0))
-    ax_zoom.set_xlim(ZOOM_FIRST, ZOOM_LAST)
-    ax_rest.set_xlim(ZOOM_FIRST, STEPS + 20)
-    ax_zoom.set_ylabel("loss")
-    ax_zoom.set_title(f"Steps {t('zoom_first')}–{t('zoom_last')}", loc="left", fontsize=10)
-    ax_rest.set_title(f"Steps {t('zoom_first')}–{t('steps')}", loc="left", fontsize=10)
-    cp = results["clipped_peak_row"]
-    ax_zoom.annotate(
-        f"clipped: a bump to {t('clipped_peak_loss')}",
-        (steps[cp], losses[cp, CLIPPED]),
-        xytext=(6, 22),
-        textcoords="offset points",
-        fontsize=9,
-        color=colours[CLIPPED],
-        arrowprops={"arrowstyle": "-", "color": colours[CLIPPED], "lw": 0.8},
-    )
-    ax_rest.legend(loc="upper right")
+        ax.set_ylabel(f"loss − {t('loss_floor')} (log scale)")
+        ax.set_title(
+            f"One bad batch at step {t('bad_step')}: the loss peaks {t('peak_delay')} steps "
+            f"later, at {t('peak_loss')},\nand ends at {t('final_loss', PLAIN)}, above the "
+            f"{t('loss_just_before')} it had reached before",
+            loc="left",
+        )
+        return fig
+
+    section.save_figure(loss_curve_figure, "loss_curve")
+
+    # 2. The gradient norm (log y) with the clip threshold.
+    def grad_norm_figure():
+        fig = new_figure(8.4, 3.4, margins=(0.65, 0.46, 0.05, 0.24))
+        ax = fig.add_subplot()
+        gn = results["grad_norm"]
+        ax.plot(steps, gn, color=PALETTE["blue"], lw=0.9)
+        log_axis(ax, "y", labels="power")
+        ax.axhline(CLIP_NORM, color=PALETTE["orange"], ls="--", lw=1.3)
+        ax.text(
+            STEPS,
+            CLIP_NORM * 1.12,
+            f"clip threshold {t('clip_norm')}",
+            ha="right",
+            va="bottom",
+            fontsize=9,
+            color="#A06A00",
+        )
+        ax.axhline(results["gn_usual"], color=grey, ls=":", lw=1.2)
+        ax.text(
+            STEPS,
+            results["gn_usual"] * 0.8,
+            f"usual (median, steps {t('usual_first')}–{t('usual_last')}): {t('grad_norm_usual')}",
+            ha="right",
+            va="top",
+            fontsize=9,
+            color=grey,
+        )
+        ax.annotate(
+            f"step {t('bad_step')}: {t('grad_norm_bad')}",
+            (BAD_STEP, gn[bad_row]),
+            xytext=(10, -4),
+            textcoords="offset points",
+            fontsize=9,
+            va="top",
+        )
+        ax.set_xlim(0, STEPS + 20)
+        ax.set_ylim(*nice_limits([gn.min() * 0.5, gn.max() * 2.0], log=True, pad=0.0))
+        ax.set_xlabel("step")
+        ax.xaxis.set_major_formatter(STEP_TICKS)
+        ax.set_ylabel("gradient norm (log scale)")
+        ax.set_title(
+            f"The gradient norm flags the exact step: {t('grad_norm_ratio')} times its usual size on step {t('bad_step')}",
+            loc="left",
+        )
+        return fig
+
+    section.save_figure(grad_norm_figure, "grad_norm")
+
+    # 3. Adam's divisor over time.
+    def adam_divisor_figure():
+        fig = new_figure(8.4, 3.4, margins=(0.66, 0.46, 0.05, 0.24))
+        ax = fig.add_subplot()
+        div = results["divisor"]
+        ax.plot(steps, div, color=PALETTE["purple"], lw=1.4)
+        log_axis(ax, "y", labels="power")
+        ax.axhline(results["div_usual"], color=grey, ls=":", lw=1.2)
+        ax.text(
+            30,
+            results["div_usual"] * 0.8,
+            f"usual (median, steps {t('usual_first')}–{t('usual_last')}): {t('divisor_usual')}",
+            va="top",
+            fontsize=9,
+            color=grey,
+        )
+        later = bad_row + LATER_GAP
+        marks = [
+            (bad_row, f"bad step: {t('divisor_bad')} (×{t('divisor_bad_ratio')})", "right"),
+            (later, f"{t('later_gap')} steps later: {t('divisor_later')} (×{t('divisor_later_ratio')})", "below"),
+            (STEPS - 1, f"end: {t('divisor_end')} (×{t('divisor_end_ratio')})", "right"),
+        ]
+        if on_phone():  # the narrower curve: the later label above its dot, the end's under the line
+            marks[1:] = [(later, marks[1][1], "above"), (STEPS - 1, marks[2][1], "under")]
+        for row, label, side in marks:
+            ax.plot([steps[row]], [div[row]], "o", color=PALETTE["ink"], ms=4)
+            if side in ("below", "above", "under"):
+                ax.annotate(
+                    label,
+                    (steps[row], div[row]),
+                    xytext={"below": (0, -9), "above": (-4, 9), "under": (0, -9)}[side],
+                    textcoords="offset points",
+                    ha={"below": "center", "above": "left", "under": "right"}[side],
+                    va="bottom" if side == "above" else "top",
+                    fontsize=9,
+                )
+            else:
+                ax.annotate(
+                    label,
+                    (steps[row], div[row]),
+                    xytext=(-8, 8),
+                    textcoords="offset points",
+                    ha="right",
+                    va="bottom",
+                    fontsize=9,
+                )
+        ax.set_xlim(0, STEPS + 20)
+        ax.set_ylim(*nice_limits([div.min() * 0.5, div.max() * (12.0 if on_phone() else 3.0)], log=True, pad=0.0))
+        ax.set_xlabel("step")
+        ax.xaxis.set_major_formatter(STEP_TICKS)
+        ax.set_ylabel("Adam divisor, RMS of √v̂ + ε (log scale)")
+        ax.set_title(
+            f"Adam's divisor jumps on the bad step and is still {t('divisor_later_ratio')} "
+            f"times its usual size {t('later_gap')} steps later",
+            loc="left",
+        )
+        return fig
+
+    section.save_figure(adam_divisor_figure, "adam_divisor")
+
+    # 4. The three variants around the spike, and where they end.
+    def three_variants_figure():
+        fig = new_figure(
+            8.4,
+            3.6,
+            margins=(0.61, 0.46, 0.26, 0.24),
+            grid=(1, 2),
+            wspace=0.62,
+            suptitle=f"Clipping or skipping the bad batch: both end near "
+            f"{t('final_loss', SKIPPED)}; doing nothing ends at "
+            f"{t('final_loss', PLAIN)}",
+        )
+        ax_zoom, ax_rest = fig.subplots(1, 2, width_ratios=[1.0, 1.3])
+        zoom = slice(ZOOM_FIRST - 1, ZOOM_LAST)
+        rest = slice(ZOOM_FIRST - 1, STEPS)
+        for k in (PLAIN, CLIPPED, SKIPPED):
+            label = f"{VARIANTS[k]}: ends at {t('final_loss', k)}"
+            ax_zoom.plot(steps[zoom], losses[zoom, k], color=colours[k], lw=1.5)
+            ax_rest.plot(steps[rest], losses[rest, k], color=colours[k], lw=1.2, label=label)
+        for ax in (ax_zoom, ax_rest):
+            ax.axvline(BAD_STEP, color=grey, ls=":", lw=1.0)
+            ax.set_xlabel("step")
+            ax.xaxis.set_major_formatter(STEP_TICKS)
+        lo, hi = losses[rest].min(), losses[rest].max()
+        pad = 0.04 * (hi - lo)
+        for ax in (ax_zoom, ax_rest):
+            ax.set_ylim(*nice_limits([lo - pad, hi + pad], pad=0.0))
+        ax_zoom.set_xlim(ZOOM_FIRST, ZOOM_LAST)
+        ax_rest.set_xlim(ZOOM_FIRST, STEPS + 20)
+        ax_zoom.set_ylabel("loss")
+        ax_zoom.set_title(f"Steps {t('zoom_first')}–{t('zoom_last')}", loc="left", fontsize=10)
+        ax_rest.set_title(f"Steps {t('zoom_first')}–{t('steps')}", loc="left", fontsize=10)
+        cp = results["clipped_peak_row"]
+        ax_zoom.annotate(
+            f"clipped: a bump to {t('clipped_peak_loss')}",
+            (steps[cp], losses[cp, CLIPPED]),
+            xytext=(6, 22),
+            textcoords="offset points",
+            fontsize=9,
+            color=colours[CLIPPED],
+            arrowprops={"arrowstyle": "-", "color": colours[CLIPPED], "lw": 0.8},
+        )
+        ax_rest.legend(loc="upper right")
+        return fig
+
     section.save_figure(
-        fig,
+        three_variants_figure,
         "three_variants",
         caption_phrases=("the clipped and skipped runs end below the run in which nothing was done",),
     )

@@ -29,6 +29,7 @@ from matplotlib.ticker import FuncFormatter
 from pagekit.section import (
     PALETTE,
     draw_cell_rows,
+    fit_cell_figure,
     format_number,
     import_torch,
     log_axis,
@@ -36,6 +37,7 @@ from pagekit.section import (
     new_cell_figure,
     new_figure,
     nice_limits,
+    on_phone,
     text_colour,
 )
 
@@ -644,6 +646,7 @@ def memory(section, facts) -> dict:
     section.claim(
         f"mixed precision costs as many bytes per weight as all-float32 with Adam ({ADAM_BYTES_PER_WEIGHT})",
         sum(mixed) == sum(all_f32) == ADAM_BYTES_PER_WEIGHT,
+        key="as-many-bytes-as-float32",
     )
     # Autocast keeps the all-float32 pieces and adds, for the arithmetic, a
     # 16-bit cast of each weight that it caches through the forward pass and
@@ -752,142 +755,179 @@ FIELD_COLOURS = {"sign": PALETTE["red"], "exponent": PALETTE["blue"], "mantissa"
 
 def draw_formats(section, results) -> None:
     t = section.text
-    fig, ax = new_cell_figure(8.4, 3.3, title_lines=2)
-    row_gap = 1.45
-    for row, (prefix, name, _) in enumerate(FORMATS):
-        y = row * row_gap
-        x = 0
-        for field in ("sign", "exponent", "mantissa"):
-            bits = results["facts"][prefix][field]
-            ax.broken_barh(
-                [(x + b + 0.05, 0.9) for b in range(bits)],
-                (y, 0.62),
-                facecolor=FIELD_COLOURS[field],
-                alpha=0.85,
-                linewidth=0,
+
+    def formats_figure():
+        phone = on_phone()
+        fig, ax = new_cell_figure(8.4, 3.3, title_lines=2)
+        # On a phone each format's name stands above its bits and its facts
+        # take a line each below them.
+        row_gap = 3.35 if phone else 1.45
+        bar_at = 0.55 if phone else 0.0
+        for row, (prefix, name, _) in enumerate(FORMATS):
+            y = row * row_gap + bar_at
+            x = 0
+            for field in ("sign", "exponent", "mantissa"):
+                bits = results["facts"][prefix][field]
+                ax.broken_barh(
+                    [(x + b + 0.05, 0.9) for b in range(bits)],
+                    (y, 0.62),
+                    facecolor=FIELD_COLOURS[field],
+                    alpha=0.85,
+                    linewidth=0,
+                )
+                ax.text(
+                    x + bits / 2,
+                    y + 0.31,
+                    t(f"{prefix}_{field}_bits"),
+                    ha="center",
+                    va="center",
+                    fontsize=9,
+                    color="white",
+                    fontweight="bold",
+                    # White on the field colour's text shade (4.6:1 or more): on the
+                    # lighter fill itself, red and green were under 4.5:1.
+                    bbox={
+                        "boxstyle": "square,pad=0.25",
+                        "facecolor": text_colour(FIELD_COLOURS[field]),
+                        "edgecolor": "none",
+                    },
+                )
+                x += bits
+            facts = (
+                f"largest {t(f'{prefix}_max')}",
+                f"smallest subnormal {t(f'{prefix}_subnormal_power')} ≈ {t(f'{prefix}_subnormal')}",
+                f"step above one {t(f'{prefix}_eps_power')} = {t(f'{prefix}_eps')}",
             )
-            ax.text(
-                x + bits / 2,
-                y + 0.31,
-                t(f"{prefix}_{field}_bits"),
-                ha="center",
-                va="center",
-                fontsize=9,
-                color="white",
-                fontweight="bold",
-                # White on the field colour's text shade (4.6:1 or more): on the
-                # lighter fill itself, red and green were under 4.5:1.
-                bbox={
-                    "boxstyle": "square,pad=0.25",
-                    "facecolor": text_colour(FIELD_COLOURS[field]),
-                    "edgecolor": "none",
-                },
-            )
-            x += bits
-        ax.text(-0.6, y + 0.31, f"{name}\n{t(f'{prefix}_bytes')} bytes", ha="right", va="center", fontsize=10)
-        ax.text(
-            0.05,
-            y + 0.72,
-            f"largest {t(f'{prefix}_max')}   "
-            f"smallest subnormal {t(f'{prefix}_subnormal_power')} ≈ {t(f'{prefix}_subnormal')}   "
-            f"step above one {t(f'{prefix}_eps_power')} = {t(f'{prefix}_eps')}",
-            ha="left",
-            va="top",
+            if phone:
+                ax.text(0.05, y - 0.3, f"{name}, {t(f'{prefix}_bytes')} bytes", ha="left", va="center", fontsize=10)
+                ax.text(0.05, y + 0.8, "\n".join(facts), ha="left", va="top", fontsize=9, color=PALETTE["ink"])
+            else:
+                ax.text(-0.6, y + 0.31, f"{name}\n{t(f'{prefix}_bytes')} bytes", ha="right", va="center", fontsize=10)
+                ax.text(0.05, y + 0.72, "   ".join(facts), ha="left", va="top", fontsize=9, color=PALETTE["ink"])
+        ax.legend(
+            handles=[
+                Patch(color=FIELD_COLOURS["sign"], label="sign bit"),
+                Patch(color=FIELD_COLOURS["exponent"], label="exponent bits: set the reach"),
+                Patch(color=FIELD_COLOURS["mantissa"], label="mantissa bits: set the step"),
+            ],
+            loc="lower left",
+            bbox_to_anchor=(0.0, 0.0) if phone else (0.0, 1.0),
+            ncol=1 if phone else 3,
             fontsize=9,
-            color=PALETTE["ink"],
+            handlelength=1.2,
+            borderaxespad=0.1,
         )
-    ax.legend(
-        handles=[
-            Patch(color=FIELD_COLOURS["sign"], label="sign bit"),
-            Patch(color=FIELD_COLOURS["exponent"], label="exponent bits: set the reach"),
-            Patch(color=FIELD_COLOURS["mantissa"], label="mantissa bits: set the step"),
-        ],
-        loc="lower left",
-        bbox_to_anchor=(0.0, 1.0),
-        ncol=3,
-        fontsize=9,
-        handlelength=1.2,
-        borderaxespad=0.1,
-    )
-    ax.set_xlim(-5.4, 33.6)  # a clear margin right of float32's last bit
-    ax.set_ylim(2 * row_gap + 1.05, -0.15)
-    ax.axis("off")
-    ax.set_title(
-        f"bfloat16 keeps float32's reach ({t('bf16_max')}) with coarse steps; float16 stops at {t('f16_max')}",
-        loc="left",
-        pad=22,
-    )
-    section.save_figure(fig, "formats")
+        ax.axis("off")
+        title = f"bfloat16 keeps float32's reach ({t('bf16_max')}) with coarse steps; float16 stops at {t('f16_max')}"
+        if phone:  # the legend's three lines under the rows
+            ax.set_xlim(-0.3, 32.3)
+            ax.set_ylim(3 * row_gap + 1.9, -0.1)
+            fit_cell_figure(ax)
+            ax.set_title(title, loc="left")
+        else:
+            ax.set_xlim(-5.4, 33.6)  # a clear margin right of float32's last bit
+            ax.set_ylim(2 * row_gap + 1.05, -0.15)
+            ax.set_title(title, loc="left", pad=22)
+        return fig
+
+    section.save_figure(formats_figure, "formats")
 
 
 def draw_memory(section, results) -> None:
     t, texts = section.text, section.texts
-    fig = new_figure(
-        8.4,
-        3.2,
-        margins=(0.41, 0.44, 0.05, 0.44),
-        grid=(1, 2),
-        wspace=0.54,
-        suptitle="Mixed precision costs no less on the weights; the saving is in the activations",
-    )
-    grid = fig.add_gridspec(1, 2, width_ratios=[3.2, 1])
-    ax = fig.add_subplot(grid[0])
-    width = 0.38
-    xs = np.arange(len(PIECES))
-    # Autocast's cached 16-bit copy of each weight sits on top of the float32
-    # weights it is made from (hatched): it exists only while a step runs.
-    copy_bytes = results["facts"]["bf16"]["bytes"]
-    for offset, values, key, colour, label in (
-        (
-            -width / 2,
-            results["bytes"]["all_f32"],
-            "mem_f32",
-            PALETTE["blue"],
-            f"all float32: {t('mem_f32_total')} bytes ({t('mem_autocast_peak')} at the peak under autocast)",
-        ),
-        (
-            width / 2,
-            results["bytes"]["mixed"],
-            "mem_mixed",
-            PALETTE["orange"],
-            f"16-bit weights and gradients + float32 master: {t('mem_mixed_total')} bytes",
-        ),
-    ):
-        ax.bar(xs + offset, values, width, color=colour, label=label)
-        for i, (x, v, text) in enumerate(zip(xs + offset, values, texts(key))):
-            if key == "mem_f32" and i == 0:
-                v, text = v + copy_bytes, f"{text} + {t('bf16_bytes')}"
-            ax.text(x, v + 0.08, text, ha="center", va="bottom", fontsize=9)
-    ax.bar(
-        xs[0] - width / 2,
-        copy_bytes,
-        width,
-        bottom=results["bytes"]["all_f32"][0],
-        facecolor="white",
-        edgecolor=PALETTE["blue"],
-        hatch="///",
-        linewidth=1.0,
-        label=f"autocast's cached 16-bit copy: {t('bf16_bytes')} bytes",
-    )
-    ax.set_xticks(xs, [p.replace(" ", "\n") for p in PIECES])
-    ax.set_ylabel("bytes per weight")
-    ax.legend(loc="upper right", ncol=1, fontsize=8.5)
-    ax.set_ylim(0, 7.6)
-    ax.set_title(
-        f"Adam, per weight: {t('mem_f32_total')} bytes either way,\n{t('mem_autocast_peak')} at autocast's peak",
-        loc="left",
-    )
 
-    ax = fig.add_subplot(grid[1])
-    mbs = results["bytes"]["act"]
-    ax.bar([0, 1], mbs, 0.6, color=[PALETTE["blue"], PALETTE["orange"]])
-    for x, key in enumerate(("act_f32_mb", "act_bf16_mb")):
-        ax.text(x, mbs[x] + max(mbs) * 0.02, f"{t(key)} MB", ha="center", va="bottom", fontsize=9)
-    ax.set_xticks([0, 1], ["float32", "bfloat16"])
-    ax.set_ylabel(f"MB ({t('mb_power')} bytes)")
-    ax.set_ylim(0, max(mbs) * 1.35)
-    ax.set_title(f"activations,\n{t('act_rows')} × {t('act_cols')}", loc="left")
-    section.save_figure(fig, "memory")
+    def memory_figure():
+        phone = on_phone()
+        fig = new_figure(
+            8.4,
+            3.2 + (2.4 if phone else 0.0),
+            margins=(0.8 if phone else 0.41, 0.44, 0.05, 0.44),
+            grid=(1, 2),
+            wspace=0.54,
+            suptitle="Mixed precision costs no less on the weights; the saving is in the activations",
+        )
+        grid = fig.add_gridspec(1, 2, width_ratios=[3.2, 1])
+        ax = fig.add_subplot(grid[0])
+        width = 0.38
+        xs = np.arange(len(PIECES))
+
+        # On a phone the bars lie down (five names side by side do not fit its
+        # width): the same bars, values and labels, one piece per row.
+        def bars(at, length, thickness, start=None, **style):
+            if phone:
+                return ax.barh(at, length, thickness, left=start, **style)
+            return ax.bar(at, length, thickness, bottom=start, **style)
+
+        def value_label(at, value, text):
+            if phone:
+                ax.text(value + 0.08, at, text, ha="left", va="center", fontsize=9)
+            else:
+                ax.text(at, value + 0.08, text, ha="center", va="bottom", fontsize=9)
+
+        # Autocast's cached 16-bit copy of each weight sits on top of the float32
+        # weights it is made from (hatched): it exists only while a step runs.
+        copy_bytes = results["facts"]["bf16"]["bytes"]
+        for offset, values, key, colour, label in (
+            (
+                -width / 2,
+                results["bytes"]["all_f32"],
+                "mem_f32",
+                PALETTE["blue"],
+                f"all float32: {t('mem_f32_total')} bytes ({t('mem_autocast_peak')} at the peak under autocast)",
+            ),
+            (
+                width / 2,
+                results["bytes"]["mixed"],
+                "mem_mixed",
+                PALETTE["orange"],
+                f"16-bit weights and gradients + float32 master: {t('mem_mixed_total')} bytes",
+            ),
+        ):
+            bars(xs + offset, values, width, color=colour, label=label)
+            for i, (x, v, text) in enumerate(zip(xs + offset, values, texts(key))):
+                if key == "mem_f32" and i == 0:
+                    v, text = v + copy_bytes, f"{text} + {t('bf16_bytes')}"
+                value_label(x, v, text)
+        bars(
+            xs[0] - width / 2,
+            copy_bytes,
+            width,
+            results["bytes"]["all_f32"][0],
+            facecolor="white",
+            edgecolor=PALETTE["blue"],
+            hatch="///",
+            linewidth=1.0,
+            label=f"autocast's cached 16-bit copy: {t('bf16_bytes')} bytes",
+        )
+        if phone:  # the legend above the first row
+            ax.set_yticks(xs, [p.replace(" ", "\n") for p in PIECES])
+            ax.set_xlabel("bytes per weight")
+            ax.set_ylim(len(PIECES) - 0.5, -3.1)
+            ax.set_xlim(0, 7.6)
+            ax.legend(loc="upper left", ncol=1, fontsize=8.5)
+        else:
+            ax.set_xticks(xs, [p.replace(" ", "\n") for p in PIECES])
+            ax.set_ylabel("bytes per weight")
+            ax.legend(loc="upper right", ncol=1, fontsize=8.5)
+            ax.set_ylim(0, 7.6)
+        ax.set_title(
+            f"Adam, per weight: {t('mem_f32_total')} bytes either way,{' ' if phone else chr(10)}"
+            f"{t('mem_autocast_peak')} at autocast's peak",
+            loc="left",
+        )
+
+        ax = fig.add_subplot(grid[1])
+        mbs = results["bytes"]["act"]
+        ax.bar([0, 1], mbs, 0.6, color=[PALETTE["blue"], PALETTE["orange"]])
+        for x, key in enumerate(("act_f32_mb", "act_bf16_mb")):
+            ax.text(x, mbs[x] + max(mbs) * 0.02, f"{t(key)} MB", ha="center", va="bottom", fontsize=9)
+        ax.set_xticks([0, 1], ["float32", "bfloat16"])
+        ax.set_ylabel(f"MB ({t('mb_power')} bytes)")
+        ax.set_ylim(0, max(mbs) * 1.35)
+        ax.set_title(f"activations,\n{t('act_rows')} × {t('act_cols')}", loc="left")
+        return fig
+
+    section.save_figure(memory_figure, "memory")
 
 
 def draw_histogram(section, results) -> None:
@@ -901,70 +941,78 @@ def draw_histogram(section, results) -> None:
     scaled_counts, _ = np.histogram(np.log10(scaled), edges)
     lin_edges = 10.0**edges
 
-    fig = new_figure(8.4, 3.8, margins=(0.78, 0.46, 0.05, 0.24))
-    ax = fig.add_subplot()
-    ax.axvspan(lin_edges[0], floor, color=PALETTE["red"], alpha=0.08, linewidth=0)
-    ax.axvspan(
-        floor,
-        2.0**-14,
-        color=PALETTE["yellow"],
-        alpha=0.18,
-        linewidth=0,
-        label=f"float16 subnormals, up to {t('f16_smallest_normal')}: fewer digits",
-    )
-    ax.stairs(
-        raw_counts,
-        lin_edges,
-        fill=True,
-        color=PALETTE["blue"],
-        alpha=0.45,
-        label=f"as computed: {t('f16_underflow_count')} ({t('f16_underflow_pct')}) become zero in float16",
-    )
-    ax.stairs(
-        scaled_counts,
-        lin_edges,
-        fill=True,
-        color=PALETTE["orange"],
-        alpha=0.45,
-        label=f"× {t('loss_scale')}: {t('scaled_underflow_count')} "
-        f"({t('scaled_underflow_pct')}) become zero, "
-        f"{t('scaled_overflow_count')} overflow",
-    )
-    top = max(raw_counts.max(), scaled_counts.max())
-    ax.axvline(floor, color=PALETTE["red"], linewidth=1.2, linestyle="--")
-    ax.text(
-        floor * 0.7,
-        top * 1.62,
-        f"zero in float16:\nup to {t('f16_zero_threshold_power')} ≈ {t('f16_zero_threshold')}",
-        ha="right",
-        va="top",
-        fontsize=9,
-        color=PALETTE["red"],
-    )
-    ax.axvline(ceiling, color=PALETTE["grey"], linewidth=1.2, linestyle="--")
-    ax.text(
-        ceiling * 0.7,
-        top * 0.55,
-        f"float16's largest\nvalue {t('f16_max')}",
-        ha="right",
-        va="top",
-        fontsize=9,
-        color=PALETTE["grey"],
-    )
-    log_axis(ax, "x", labels="power", every=2)
-    ax.set_xlim(lin_edges[0], lin_edges[-1])
-    ax.set_ylim(0, top * 1.7)
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: format_number(v, ",.0f")))
-    ax.set_xlabel("gradient value (log scale)")
-    ax.set_ylabel("gradients per bin")
-    ax.legend(loc="upper right", fontsize=8.5)
-    ax.set_title(
-        f"Scaling by {t('loss_scale')} cuts the gradients float16 loses from "
-        f"{t('f16_underflow_count')} to {t('scaled_underflow_count')} "
-        f"of {t('grad_count')}",
-        loc="left",
-    )
-    section.save_figure(fig, "underflow_histogram")
+    def underflow_histogram_figure():
+        phone = on_phone()
+        # On a phone the legend stands under the axes, in a taller bottom margin.
+        fig = new_figure(8.4, 3.8 + (1.5 if phone else 0.0), margins=(0.78, 1.96 if phone else 0.46, 0.05, 0.24))
+        ax = fig.add_subplot()
+        ax.axvspan(lin_edges[0], floor, color=PALETTE["red"], alpha=0.08, linewidth=0)
+        ax.axvspan(
+            floor,
+            2.0**-14,
+            color=PALETTE["yellow"],
+            alpha=0.18,
+            linewidth=0,
+            label=f"float16 subnormals, up to {t('f16_smallest_normal')}: fewer digits",
+        )
+        ax.stairs(
+            raw_counts,
+            lin_edges,
+            fill=True,
+            color=PALETTE["blue"],
+            alpha=0.45,
+            label=f"as computed: {t('f16_underflow_count')} ({t('f16_underflow_pct')}) become zero in float16",
+        )
+        ax.stairs(
+            scaled_counts,
+            lin_edges,
+            fill=True,
+            color=PALETTE["orange"],
+            alpha=0.45,
+            label=f"× {t('loss_scale')}: {t('scaled_underflow_count')} "
+            f"({t('scaled_underflow_pct')}) become zero, "
+            f"{t('scaled_overflow_count')} overflow",
+        )
+        top = max(raw_counts.max(), scaled_counts.max())
+        ax.axvline(floor, color=PALETTE["red"], linewidth=1.2, linestyle="--")
+        ax.text(
+            floor * (1.6 if phone else 0.7),
+            top * 1.62,
+            f"zero in float16:\nup to {t('f16_zero_threshold_power')} ≈ {t('f16_zero_threshold')}",
+            ha="left" if phone else "right",
+            va="top",
+            fontsize=9,
+            color=PALETTE["red"],
+        )
+        ax.axvline(ceiling, color=PALETTE["grey"], linewidth=1.2, linestyle="--")
+        ax.text(
+            ceiling * 0.7,
+            top * 0.55,
+            f"float16's largest\nvalue {t('f16_max')}",
+            ha="right",
+            va="top",
+            fontsize=9,
+            color=PALETTE["grey"],
+        )
+        log_axis(ax, "x", labels="power", every=2)
+        ax.set_xlim(lin_edges[0], lin_edges[-1])
+        ax.set_ylim(0, top * 1.7)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: format_number(v, ",.0f")))
+        ax.set_xlabel("gradient value (log scale)")
+        ax.set_ylabel("gradients per bin")
+        if phone:
+            ax.legend(loc="upper left", bbox_to_anchor=(-0.25, -0.2), fontsize=8.5)
+        else:
+            ax.legend(loc="upper right", fontsize=8.5)
+        ax.set_title(
+            f"Scaling by {t('loss_scale')} cuts the gradients float16 loses from "
+            f"{t('f16_underflow_count')} to {t('scaled_underflow_count')} "
+            f"of {t('grad_count')}",
+            loc="left",
+        )
+        return fig
+
+    section.save_figure(underflow_histogram_figure, "underflow_histogram")
 
 
 def draw_overflow(section, results) -> None:
@@ -972,25 +1020,29 @@ def draw_overflow(section, results) -> None:
     hold even the longest value with room to spare."""
     t, texts = section.text, section.texts
     n = len(OVERFLOW_LIST)
-    fig, ax = new_cell_figure(8.4, 0.42 * n + 0.95, title_lines=2)
-    f16_fill = [PALETTE["light"] if np.isfinite(v) else "#F8D0C0" for v in results["stored"]["f16"]]
-    draw_cell_rows(
-        ax,
-        [
-            (f"stored {stored}", [f16, bf16])
-            for stored, f16, bf16 in zip(texts("overflow_stored"), texts("overflow_f16"), texts("overflow_bf16"))
-        ],
-        fills=[[f16_fill[i], "#DCEFE6"] for i in range(n)],
-        label_width=1.25,
-        fontsize=10.5,
-        column_labels=["float16 holds", "bfloat16 holds"],
-    )
-    ax.set_title(
-        f"float16 overflows to inf from {t('overflow_f16_first_inf')} on; bfloat16 holds "
-        f"every value,\nwith errors up to {t('overflow_bf16_max_rel_error')}",
-        loc="left",
-    )
-    section.save_figure(fig, "overflow_list")
+
+    def overflow_list_figure():
+        fig, ax = new_cell_figure(8.4, 0.42 * n + 0.95, title_lines=2)
+        f16_fill = [PALETTE["light"] if np.isfinite(v) else "#F8D0C0" for v in results["stored"]["f16"]]
+        draw_cell_rows(
+            ax,
+            [
+                (f"stored {stored}", [f16, bf16])
+                for stored, f16, bf16 in zip(texts("overflow_stored"), texts("overflow_f16"), texts("overflow_bf16"))
+            ],
+            fills=[[f16_fill[i], "#DCEFE6"] for i in range(n)],
+            label_width=1.25,
+            fontsize=10.5,
+            column_labels=["float16 holds", "bfloat16 holds"],
+        )
+        ax.set_title(
+            f"float16 overflows to inf from {t('overflow_f16_first_inf')} on; bfloat16 holds "
+            f"every value,\nwith errors up to {t('overflow_bf16_max_rel_error')}",
+            loc="left",
+        )
+        return fig
+
+    section.save_figure(overflow_list_figure, "overflow_list")
 
 
 def draw_master(section, results) -> None:
@@ -998,54 +1050,58 @@ def draw_master(section, results) -> None:
     paths = results["paths"]
     steps = np.arange(len(paths["f32"]))
     below = paths["below"]
-    fig = new_figure(8.4, 3.2, margins=(0.61, 0.46, 0.16, 0.24))
-    ax = fig.add_subplot()
-    ax.axhline(below, color=PALETTE["grey"], linewidth=1.0, linestyle=":")
-    ax.annotate(
-        f"next bfloat16 below one: {t('bf16_below_one')} (gap {t('bf16_gap_below_one')})",
-        (steps[-1], below),
-        xytext=(-4, -4),
-        textcoords="offset points",
-        ha="right",
-        va="top",
-        fontsize=9,
-        color=PALETTE["grey"],
-    )
-    ax.plot(steps, paths["bf16"], color=PALETTE["orange"], label="bfloat16 copy")
-    ax.plot(steps, paths["f32"], color=PALETTE["blue"], label="float32 copy")
-    ax.annotate(
-        f"stays at {t('bf16_master_end')}",
-        (steps[-1], paths["bf16"][-1]),
-        xytext=(-4, 4),
-        textcoords="offset points",
-        ha="right",
-        va="bottom",
-        fontsize=9,
-        color=PALETTE["orange"],
-    )
-    ax.annotate(
-        f"ends at {t('f32_master_end')}",
-        (steps[-1], paths["f32"][-1]),
-        xytext=(-10, 0),
-        textcoords="offset points",
-        ha="right",
-        va="top",
-        fontsize=9,
-        color=PALETTE["blue"],
-    )
-    lo, hi = paths["f32"].min(), max(paths["bf16"].max(), paths["f32"].max())
-    pad = (hi - lo) * 0.08
-    ax.set_ylim(*nice_limits([lo - pad, hi + pad], pad=0.0))
-    ax.set_xlim(0, steps[-1])
-    ax.set_xlabel("updates applied")
-    ax.set_ylabel("weight value")
-    ax.legend(loc="lower left")
-    ax.set_title(
-        f"Adding {t('master_step')} {t('master_steps')} times: bfloat16 never moves, "
-        f"float32 reaches {t('f32_master_end')}",
-        loc="left",
-    )
-    section.save_figure(fig, "master_copy")
+
+    def master_copy_figure():
+        fig = new_figure(8.4, 3.2, margins=(0.61, 0.46, 0.16, 0.24))
+        ax = fig.add_subplot()
+        ax.axhline(below, color=PALETTE["grey"], linewidth=1.0, linestyle=":")
+        ax.annotate(
+            f"next bfloat16 below one: {t('bf16_below_one')} (gap {t('bf16_gap_below_one')})",
+            (steps[-1], below),
+            xytext=(-4, -4),
+            textcoords="offset points",
+            ha="right",
+            va="top",
+            fontsize=9,
+            color=PALETTE["grey"],
+        )
+        ax.plot(steps, paths["bf16"], color=PALETTE["orange"], label="bfloat16 copy")
+        ax.plot(steps, paths["f32"], color=PALETTE["blue"], label="float32 copy")
+        ax.annotate(
+            f"stays at {t('bf16_master_end')}",
+            (steps[-1], paths["bf16"][-1]),
+            xytext=(-4, 4),
+            textcoords="offset points",
+            ha="right",
+            va="bottom",
+            fontsize=9,
+            color=PALETTE["orange"],
+        )
+        ax.annotate(
+            f"ends at {t('f32_master_end')}",
+            (steps[-1], paths["f32"][-1]),
+            xytext=(-10, 0),
+            textcoords="offset points",
+            ha="right",
+            va="top",
+            fontsize=9,
+            color=PALETTE["blue"],
+        )
+        lo, hi = paths["f32"].min(), max(paths["bf16"].max(), paths["f32"].max())
+        pad = (hi - lo) * 0.08
+        ax.set_ylim(*nice_limits([lo - pad, hi + pad], pad=0.0))
+        ax.set_xlim(0, steps[-1])
+        ax.set_xlabel("updates applied")
+        ax.set_ylabel("weight value")
+        ax.legend(loc="lower left")
+        ax.set_title(
+            f"Adding {t('master_step')} {t('master_steps')} times: bfloat16 never moves, "
+            f"float32 reaches {t('f32_master_end')}",
+            loc="left",
+        )
+        return fig
+
+    section.save_figure(master_copy_figure, "master_copy")
 
 
 def draw(section, results):

@@ -15,7 +15,16 @@ from __future__ import annotations
 import pagekit.section  # noqa: F401  (first: it pins the numeric environment before numpy loads)
 import numpy as np
 
-from pagekit.section import PALETTE, draw_cell_rows, import_torch, main, new_cell_figure
+from pagekit.section import (
+    PALETTE,
+    draw_cell_rows,
+    fit_cell_figure,
+    import_torch,
+    main,
+    new_cell_figure,
+    on_phone,
+    wrap_to_width,
+)
 
 X = np.array([1.03, -0.59, 1.13, 1.83, 0.88, 0.36])
 EPS = 1e-5
@@ -24,6 +33,8 @@ BETA = np.array([0.10, 0.00, -0.20, 0.00, 0.30, 0.00])
 UNDO_BOUND = 1e-12  # undoing must leave only rounding error
 NORMALISED_TOL = 1e-9  # layer-norm values have mean 0 and (without eps) spread 1 to this
 TORCH_TOLERANCE = 1e-6  # float32 modules vs the float64 hand computation
+# "Non-zero", "differ": by more than the last digit the four-decimal values print.
+PRINTED_DIGIT = 1e-4
 FOLLOWED = 2  # the third element, followed through every step by hand
 # A second vector: the first doubled and raised by one. Layer norm maps it to
 # the same normalised values, so the first vector's undoing scale and shift
@@ -32,6 +43,7 @@ SECOND_SCALE, SECOND_SHIFT = 2.0, 1.0
 SAME_NORMALISED_TOL = 1e-4  # layer norm of both vectors agrees (only eps differs)
 SECOND_MISS_FLOOR = 1.0  # the first vector's undo misses the second by more than this
 GRID_SEED, GRID_SHAPE, GRID_MEAN, GRID_SPREAD = 808, (4, 6), 0.3, 1.2
+GRID_DIGIT = 0.01  # the grid's means "differ": by more than the last digit their two-decimal values print
 
 
 def batch_grid(section) -> np.ndarray:
@@ -103,7 +115,11 @@ def compute(section):
     normalised_spread = float(np.std(ln["normalised"]))
     q("ln_normalised_mean", abs(normalised_mean), ".4f", abs_tol=1e-12)
     q("ln_normalised_spread", normalised_spread, ".4f")
-    section.claim(f"layer-norm values have mean 0 (to {NORMALISED_TOL:g})", abs(normalised_mean) < NORMALISED_TOL)
+    section.claim(
+        f"layer-norm values have mean 0 (to {NORMALISED_TOL:g})",
+        abs(normalised_mean) < NORMALISED_TOL,
+        key="layer-norm-values-mean-zero",
+    )
     # With epsilon the spread is sqrt(var / (var + eps)), a hair under 1;
     # without it the spread is 1 to rounding error.
     section.agree(
@@ -174,6 +190,13 @@ def compute(section):
     q("rms_normalised_rms", float(np.sqrt(np.mean(rms["normalised"] ** 2))), ".4f")
     q("rms_normalised_mean", float(np.mean(rms["normalised"])), ".4f")
     q("rms_output", rms_out, ".4f")
+    rms_means = [float(np.mean(rms["normalised"])), float(np.mean(rms_out))]
+    section.claim(
+        f"RMS-norm values and outputs keep a non-zero mean (over {PRINTED_DIGIT:g} from 0)",
+        min(abs(m) for m in rms_means) > PRINTED_DIGIT,
+        f"means {rms_means[0]:.4f} (values) and {rms_means[1]:.4f} (outputs)",
+        key="rms-norm-keeps-non-zero-mean",
+    )
 
     # Layer norm vs RMS norm, with scale and shift applied.
     difference = ln_out - rms_out
@@ -181,6 +204,12 @@ def compute(section):
     q("ln_minus_rms", difference, ".4f")
     q("largest_difference", abs(difference[largest]), ".4f")
     q("largest_difference_position", largest + 1, "d")
+    section.claim(
+        f"the layer-norm and RMS-norm outputs differ at every element (by over {PRINTED_DIGIT:g})",
+        bool(np.all(np.abs(difference) > PRINTED_DIGIT)),
+        f"smallest gap {np.min(np.abs(difference)):.4f}",
+        key="outputs-differ-at-every-element",
+    )
 
     # Cross-check against torch's modules (float32).
     torch_ln, torch_rms = torch_normalised(X, EPS)
@@ -202,6 +231,12 @@ def compute(section):
     q("grid_row_spread", grid[0].std(), ".2f")
     q("grid_column_mean", grid[:, 0].mean(), ".2f")
     q("grid_column_spread", grid[:, 0].std(), ".2f")
+    section.claim(
+        f"the mean along example A and the mean down feature a differ (by over {GRID_DIGIT:g})",
+        abs(grid[0].mean() - grid[:, 0].mean()) > GRID_DIGIT,
+        f"row mean {grid[0].mean():.4f}, column mean {grid[:, 0].mean():.4f}",
+        key="row-and-column-means-differ",
+    )
     return {"grid": grid, "largest": largest}
 
 
@@ -210,105 +245,124 @@ def draw(section, results):
     texts = section.texts
     follow = f"element {t('followed_position')}"
 
-    fig, ax = new_cell_figure(8.4, 3.7)
-    draw_cell_rows(
-        ax,
-        [
-            ("input x", texts("x")),
-            (f"x − mean ({t('ln_mean')})", texts("ln_deviations")),
-            ("squared", texts("ln_squares")),
-            (f"÷ spread ({t('ln_spread')})", texts("ln_normalised")),
-            ("× scale γ", texts("gamma")),
-            ("+ shift β", texts("beta")),
-            ("output", texts("ln_output")),
-        ],
-        fills=[PALETTE["light"]] * 4 + ["#F6EEDC"] * 2 + ["#DCEFE6"],
-        highlight_column=FOLLOWED,
-        label_width=2.7,
-        footnote=f"variance {t('ln_variance')}, spread √(variance + ε) = {t('ln_spread')}",
-    )
-    ax.set_title(
-        f"Layer norm, step by step: {follow} goes {t('x', FOLLOWED)} → "
-        f"{t('ln_deviations', FOLLOWED)} → {t('ln_normalised', FOLLOWED)} → "
-        f"{t('ln_output', FOLLOWED)}",
-        loc="left",
-    )
-    section.save_figure(fig, "layer_norm_steps")
+    def layer_norm_steps_figure():
+        fig, ax = new_cell_figure(8.4, 3.7)
+        draw_cell_rows(
+            ax,
+            [
+                ("input x", texts("x")),
+                (f"x − mean ({t('ln_mean')})", texts("ln_deviations")),
+                ("squared", texts("ln_squares")),
+                (f"÷ spread ({t('ln_spread')})", texts("ln_normalised")),
+                ("× scale γ", texts("gamma")),
+                ("+ shift β", texts("beta")),
+                ("output", texts("ln_output")),
+            ],
+            fills=[PALETTE["light"]] * 4 + ["#F6EEDC"] * 2 + ["#DCEFE6"],
+            highlight_column=FOLLOWED,
+            label_width=2.7,
+            footnote=f"variance {t('ln_variance')}, spread √(variance + ε) = {t('ln_spread')}",
+        )
+        ax.set_title(
+            f"Layer norm, step by step: {follow} goes {t('x', FOLLOWED)} → "
+            f"{t('ln_deviations', FOLLOWED)} → {t('ln_normalised', FOLLOWED)} → "
+            f"{t('ln_output', FOLLOWED)}",
+            loc="left",
+        )
+        return fig
 
-    fig, ax = new_cell_figure(8.4, 2.9)
-    draw_cell_rows(
-        ax,
-        [
-            ("input x", texts("x")),
-            ("squared", texts("rms_squares")),
-            (f"÷ RMS ({t('rms')})", texts("rms_normalised")),
-            ("× scale γ", texts("gamma")),
-            ("output", texts("rms_output")),
-        ],
-        fills=[PALETTE["light"]] * 3 + ["#F6EEDC", "#DCEFE6"],
-        highlight_column=FOLLOWED,
-        label_width=2.7,
-        footnote=f"mean of squares {t('rms_mean_square')}, RMS √(mean of squares + ε) = {t('rms')}",
-    )
-    ax.set_title(f"RMS norm: no average removed, so the mean stays at {t('rms_normalised_mean')}", loc="left")
-    section.save_figure(fig, "rms_norm_steps")
+    section.save_figure(layer_norm_steps_figure, "layer_norm_steps")
 
-    fig, ax = new_cell_figure(8.4, 2.0)
-    largest = results["largest"]
-    diff_fill = [PALETTE["light"]] * 6
-    diff_fill[largest] = "#F8D9C9"
-    draw_cell_rows(
-        ax,
-        [
-            ("layer norm output", texts("ln_output")),
-            ("RMS norm output", texts("rms_output")),
-            ("layer − RMS", texts("ln_minus_rms")),
-        ],
-        fills=[PALETTE["light"], PALETTE["light"], diff_fill],
-        label_width=2.7,
-    )
-    ax.set_title(
-        f"Same input, different outputs: the largest gap is "
-        f"{t('largest_difference')}, at element {t('largest_difference_position')}",
-        loc="left",
-    )
-    section.save_figure(fig, "layer_vs_rms")
+    def rms_norm_steps_figure():
+        fig, ax = new_cell_figure(8.4, 2.9)
+        draw_cell_rows(
+            ax,
+            [
+                ("input x", texts("x")),
+                ("squared", texts("rms_squares")),
+                (f"÷ RMS ({t('rms')})", texts("rms_normalised")),
+                ("× scale γ", texts("gamma")),
+                ("output", texts("rms_output")),
+            ],
+            fills=[PALETTE["light"]] * 3 + ["#F6EEDC", "#DCEFE6"],
+            highlight_column=FOLLOWED,
+            label_width=2.7,
+            footnote=f"mean of squares {t('rms_mean_square')}, RMS √(mean of squares + ε) = {t('rms')}",
+        )
+        ax.set_title(f"RMS norm: no average removed, so the mean stays at {t('rms_normalised_mean')}", loc="left")
+        return fig
 
-    fig, ax = new_cell_figure(8.4, 3.1)
-    grid_texts = texts("grid")
-    n_rows, n_cols = results["grid"].shape
-    rows = [(f"example {'ABCD'[i]}", grid_texts[i * n_cols : (i + 1) * n_cols]) for i in range(n_rows)]
-    fills = [[PALETTE["light"]] * n_cols for _ in range(n_rows)]
-    for j in range(n_cols):
-        fills[0][j] = "#D6E6F4"  # the row layer norm averages
-    for i in range(n_rows):
-        fills[i][0] = "#F6E3C2"  # the column batch norm averages
-    fills[0][0] = "#E3D3E8"
-    draw_cell_rows(
-        ax, rows, fills=fills, label_width=1.6, column_labels=[f"feature {'abcdef'[j]}" for j in range(n_cols)]
-    )
-    ax.text(
-        n_cols + 0.15,
-        0.4,
-        f"layer norm: along example A\nmean {t('grid_row_mean')}, spread {t('grid_row_spread')}",
-        ha="left",
-        va="center",
-        fontsize=9,
-        color=PALETTE["blue"],
-    )
-    ax.text(
-        0.0,
-        n_rows + 0.15,
-        f"batch norm: down feature a, mean {t('grid_column_mean')}, spread {t('grid_column_spread')}",
-        ha="left",
-        va="top",
-        fontsize=9,
-        color="#A06A00",
-    )
-    ax.set_xlim(-1.6, n_cols + 3.0)
-    ax.set_ylim(n_rows + 0.7, -0.6)
-    ax.set_title("Two directions of averaging: layer norm uses one example, batch norm one feature", loc="left")
-    section.save_figure(fig, "batch_grid_directions")
+    section.save_figure(rms_norm_steps_figure, "rms_norm_steps")
+
+    def layer_vs_rms_figure():
+        fig, ax = new_cell_figure(8.4, 2.0)
+        largest = results["largest"]
+        diff_fill = [PALETTE["light"]] * 6
+        diff_fill[largest] = "#F8D9C9"
+        draw_cell_rows(
+            ax,
+            [
+                ("layer norm output", texts("ln_output")),
+                ("RMS norm output", texts("rms_output")),
+                ("layer − RMS", texts("ln_minus_rms")),
+            ],
+            fills=[PALETTE["light"], PALETTE["light"], diff_fill],
+            label_width=2.7,
+        )
+        ax.set_title(
+            f"Same input, different outputs: the largest gap is "
+            f"{t('largest_difference')}, at element {t('largest_difference_position')}",
+            loc="left",
+        )
+        return fig
+
+    section.save_figure(layer_vs_rms_figure, "layer_vs_rms")
+
+    def batch_grid_directions_figure():
+        fig, ax = new_cell_figure(8.4, 3.1)
+        grid_texts = texts("grid")
+        n_rows, n_cols = results["grid"].shape
+        rows = [(f"example {'ABCD'[i]}", grid_texts[i * n_cols : (i + 1) * n_cols]) for i in range(n_rows)]
+        fills = [[PALETTE["light"]] * n_cols for _ in range(n_rows)]
+        for j in range(n_cols):
+            fills[0][j] = "#D6E6F4"  # the row layer norm averages
+        for i in range(n_rows):
+            fills[i][0] = "#F6E3C2"  # the column batch norm averages
+        fills[0][0] = "#E3D3E8"
+        draw_cell_rows(
+            ax,
+            rows,
+            fills=fills,
+            label_width=1.6,
+            column_labels=[("" if on_phone() else "feature ") + "abcdef"[j] for j in range(n_cols)],
+        )
+        layer_note = f"layer norm: along example A, mean {t('grid_row_mean')}, spread {t('grid_row_spread')}"
+        batch_note = f"batch norm: down feature a, mean {t('grid_column_mean')}, spread {t('grid_column_spread')}"
+        if on_phone():  # both notes under the grid, a line each where they fit
+            y = ax.get_ylim()[0] + 0.1
+            for note, colour in ((layer_note, PALETTE["blue"]), (batch_note, "#A06A00")):
+                note = wrap_to_width(note, 4.0, 10.6)
+                ax.text(0.04, y, note, ha="left", va="top", fontsize=9, color=colour)
+                y += 0.7 * (note.count("\n") + 1)
+            ax.set_ylim(y, ax.get_ylim()[1])
+            fit_cell_figure(ax)
+        else:
+            ax.text(
+                n_cols + 0.15,
+                0.4,
+                layer_note.replace(", mean", "\nmean"),
+                ha="left",
+                va="center",
+                fontsize=9,
+                color=PALETTE["blue"],
+            )
+            ax.text(0.0, n_rows + 0.15, batch_note, ha="left", va="top", fontsize=9, color="#A06A00")
+            ax.set_xlim(-1.6, n_cols + 3.0)
+            ax.set_ylim(n_rows + 0.7, -0.6)
+        ax.set_title("Two directions of averaging: layer norm uses one example, batch norm one feature", loc="left")
+        return fig
+
+    section.save_figure(batch_grid_directions_figure, "batch_grid_directions")
 
 
 if __name__ == "__main__":

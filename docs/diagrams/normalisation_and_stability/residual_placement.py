@@ -35,6 +35,7 @@ from pagekit.section import (
     main,
     new_figure,
     nice_limits,
+    on_phone,
     scientific,
 )
 
@@ -825,179 +826,226 @@ def draw(section, results):
     grey = PALETTE["grey"]
 
     # 1. The stream as a running total: the first pre-norm blocks.
-    fig = new_figure(8.4, 3.6, margins=(0.55, 0.47, 0.05, 0.44))
-    ax = fig.add_subplot()
-    n = FIRST_BLOCKS
-    stream_rms = results["first_stream_rms"]
-    added_rms = results["first_added_rms"]
-    rss = results["first_rss"]
-    positions = np.arange(n + 1)
-    ax.bar(positions - 0.2, stream_rms, width=0.38, color=COLOURS[PRE], label="RMS of the stream")
-    ax.bar(positions[1:] + 0.2, added_rms, width=0.38, color=PALETTE["sky"], label="RMS of what the block adds")
-    # The prediction for additions at right angles to the stream, drawn as
-    # short dashes above each stream bar (clear of the value labels).
-    for i in range(n + 1):
-        ax.plot(
-            [i - 0.39, i - 0.01],
-            [rss[i], rss[i]],
-            color=grey,
-            ls="--",
-            lw=1.4,
-            label="if each addition were at right angles: √(sum of squares)" if i == 0 else None,
+    def running_total_figure():
+        phone = on_phone()
+        # On a phone the bars lie down, one position a row: seven pairs of
+        # bars with their values do not fit side by side in its width.
+        fig = new_figure(8.4, 3.6 + (2.2 if phone else 0.0), margins=(1.0 if phone else 0.55, 0.47, 0.05, 0.44))
+        ax = fig.add_subplot()
+        n = FIRST_BLOCKS
+        stream_rms = results["first_stream_rms"]
+        added_rms = results["first_added_rms"]
+        rss = results["first_rss"]
+        positions = np.arange(n + 1)
+
+        def bars(at, length, **style):
+            return ax.barh(at, length, height=0.38, **style) if phone else ax.bar(at, length, width=0.38, **style)
+
+        def mark(at, value, text, **style):  # a value label past the end of its bar or dash
+            if phone:
+                ax.text(value + 0.04, at, text, ha="left", va="center", **style)
+            else:
+                ax.text(at, value + 0.04, text, ha="center", va="bottom", **style)
+
+        bars(positions - 0.2, stream_rms, color=COLOURS[PRE], label="RMS of the stream")
+        bars(positions[1:] + 0.2, added_rms, color=PALETTE["sky"], label="RMS of what the block adds")
+        # The prediction for additions at right angles to the stream, drawn as
+        # short dashes beyond each stream bar (clear of the value labels).
+        for i in range(n + 1):
+            across, along = [i - 0.39, i - 0.01], [rss[i], rss[i]]
+            ax.plot(
+                *((along, across) if phone else (across, along)),
+                color=grey,
+                ls="--",
+                lw=1.4,
+                label="if each addition were at right angles: √(sum of squares)" if i == 0 else None,
+            )
+        for i, text in enumerate(texts("first_stream_rms")):
+            at = (stream_rms[i] / 2, i - 0.2) if phone else (i - 0.2, stream_rms[i] / 2)
+            ax.text(*at, text, ha="center", va="center", fontsize=9, color="white", fontweight="bold")
+        for i, text in enumerate(texts("first_rss")[1:], start=1):
+            mark(i - 0.2, rss[i], text, fontsize=8.5, color=grey)
+        for i, text in enumerate(texts("first_added_rms")):
+            mark(i + 1 + 0.2, added_rms[i], text, fontsize=8.5)
+        names = ["start"] + [f"after{' ' if phone else chr(10)}block {i}" for i in range(1, n + 1)]
+        if phone:  # the legend above the first row
+            ax.set_yticks(positions, names)
+            ax.set_xlabel("RMS")
+            ax.set_ylim(n + 0.6, -3.2)
+            ax.set_xlim(0, 2.6)
+        else:
+            ax.set_xticks(positions, names)
+            ax.set_ylabel("RMS")
+            ax.set_ylim(0, 2.6)
+        ax.legend(loc="upper left", fontsize=8.5)
+        ax.set_title(
+            f"Six additions take the stream from {t('first_stream_rms', 0)} to {t('first_stream_rms', n)}, "
+            f"a little below\nthe {t('first_rss', n)} that additions at right angles would give",
+            loc="left",
         )
-    for i, text in enumerate(texts("first_stream_rms")):
-        ax.text(
-            i - 0.2, stream_rms[i] / 2, text, ha="center", va="center", fontsize=9, color="white", fontweight="bold"
-        )
-    for i, text in enumerate(texts("first_rss")[1:], start=1):
-        ax.text(i - 0.2, rss[i] + 0.04, text, ha="center", va="bottom", fontsize=8.5, color=grey)
-    for i, text in enumerate(texts("first_added_rms")):
-        ax.text(i + 1 + 0.2, added_rms[i] + 0.04, text, ha="center", va="bottom", fontsize=8.5)
-    ax.set_xticks(positions, ["start"] + [f"after\nblock {i}" for i in range(1, n + 1)])
-    ax.set_ylabel("RMS")
-    ax.set_ylim(0, 2.6)
-    ax.legend(loc="upper left", fontsize=8.5)
-    ax.set_title(
-        f"Six additions take the stream from {t('first_stream_rms', 0)} to {t('first_stream_rms', n)}, "
-        f"a little below\nthe {t('first_rss', n)} that additions at right angles would give",
-        loc="left",
-    )
-    section.save_figure(fig, "running_total")
+        return fig
+
+    section.save_figure(running_total_figure, "running_total")
 
     # 2. One block, four numbers, both placements.
-    fig = new_figure(
-        8.4,
-        4.6,
-        margins=(0.04, 0.04, 0.04, 0.25),
-        grid=(2, 2),
-        wspace=0.08,
-        hspace=0.28,
-        suptitle=f"The same block in two places: the outputs differ by up to {t('block_largest_difference')}",
-    )
-    grid = fig.add_gridspec(2, 2, width_ratios=[3.2, 1.0])
-    pre_fill = [PALETTE["light"], "#DDE9F5", "#DDE9F5", "#DDE9F5", "#CFE3F3"]
-    post_fill = [PALETTE["light"], "#F8E8C8", "#F8E8C8", "#F8E8C8", "#F3D9A6"]
-    ax = fig.add_subplot(grid[0, 0])
-    draw_cell_rows(
-        ax,
-        [
-            ("stream x", texts("block_x")),
-            (f"copy ÷ RMS ({t('block_x_rms')})", texts("block_pre_normed")),
-            ("relu", texts("block_pre_relu")),
-            ("× W: block output", texts("block_pre_added")),
-            ("x + block output", texts("block_pre_out")),
-        ],
-        fills=pre_fill,
-        label_width=2.3,
-    )
-    ax.set_title(f"Pre-norm: x + relu(norm(x))·W, output RMS {t('block_pre_out_rms')}", loc="left", color=COLOURS[PRE])
-    ax = fig.add_subplot(grid[1, 0])
-    draw_cell_rows(
-        ax,
-        [
-            ("stream x", texts("block_x")),
-            ("relu", texts("block_post_relu")),
-            ("× W: block output", texts("block_post_added")),
-            ("x + block output", texts("block_post_sum")),
-            (f"÷ RMS ({t('block_post_sum_rms')})", texts("block_post_out")),
-        ],
-        fills=post_fill,
-        label_width=2.3,
-    )
-    ax.set_title(f"Post-norm: norm(x + relu(x)·W), output RMS {t('block_post_out_rms')}", loc="left", color="#A06A00")
-    ax = fig.add_subplot(grid[:, 1])
-    w_texts = texts("block_w")
-    draw_cell_rows(
-        ax,
-        [("", w_texts[i * STREAM_LENGTH : (i + 1) * STREAM_LENGTH]) for i in range(STREAM_LENGTH)],
-        label_width=0.1,
-        fontsize=9,
-    )
-    ax.set_ylim(STREAM_LENGTH * 2.6, -0.1)  # cells as tall as the rows beside them
-    ax.set_title(f"W, rng({t('block_seed')})", loc="left")
-    section.save_figure(fig, "one_block")
+    def one_block_figure():
+        phone = on_phone()
+        # On a phone the three panels stand in one column, W last.
+        fig = new_figure(
+            8.4,
+            4.6,
+            margins=(0.04, 0.04, 0.04, 0.25),
+            grid=(2, 2),
+            wspace=0.08,
+            hspace=0.28,
+            suptitle=f"The same block in two places: the outputs differ by up to {t('block_largest_difference')}",
+        )
+        grid = (
+            fig.add_gridspec(3, 1, height_ratios=[5, 5, 4])
+            if phone
+            else fig.add_gridspec(2, 2, width_ratios=[3.2, 1.0])
+        )
+        pre_fill = [PALETTE["light"], "#DDE9F5", "#DDE9F5", "#DDE9F5", "#CFE3F3"]
+        post_fill = [PALETTE["light"], "#F8E8C8", "#F8E8C8", "#F8E8C8", "#F3D9A6"]
+        ax = fig.add_subplot(grid[0] if phone else grid[0, 0])
+        draw_cell_rows(
+            ax,
+            [
+                ("stream x", texts("block_x")),
+                (f"copy ÷ RMS ({t('block_x_rms')})", texts("block_pre_normed")),
+                ("relu", texts("block_pre_relu")),
+                ("× W: block output", texts("block_pre_added")),
+                ("x + block output", texts("block_pre_out")),
+            ],
+            fills=pre_fill,
+            label_width=2.3,
+        )
+        ax.set_title(
+            f"Pre-norm: x + relu(norm(x))·W, output RMS {t('block_pre_out_rms')}", loc="left", color=COLOURS[PRE]
+        )
+        ax = fig.add_subplot(grid[1] if phone else grid[1, 0])
+        draw_cell_rows(
+            ax,
+            [
+                ("stream x", texts("block_x")),
+                ("relu", texts("block_post_relu")),
+                ("× W: block output", texts("block_post_added")),
+                ("x + block output", texts("block_post_sum")),
+                (f"÷ RMS ({t('block_post_sum_rms')})", texts("block_post_out")),
+            ],
+            fills=post_fill,
+            label_width=2.3,
+        )
+        ax.set_title(
+            f"Post-norm: norm(x + relu(x)·W), output RMS {t('block_post_out_rms')}", loc="left", color="#A06A00"
+        )
+        ax = fig.add_subplot(grid[2] if phone else grid[:, 1])
+        w_texts = texts("block_w")
+        draw_cell_rows(
+            ax,
+            [("", w_texts[i * STREAM_LENGTH : (i + 1) * STREAM_LENGTH]) for i in range(STREAM_LENGTH)],
+            label_width=0.1,
+            fontsize=9,
+        )
+        if not phone:
+            ax.set_ylim(STREAM_LENGTH * 2.6, -0.1)  # cells as tall as the rows beside them
+        ax.set_title(f"W, rng({t('block_seed')})", loc="left")
+        return fig
+
+    section.save_figure(one_block_figure, "one_block")
 
     # 3. Through depth: stream size forwards, gradient ratio backwards.
-    fig = new_figure(8.4, 3.5, margins=(0.41, 0.46, 0.05, 0.44), grid=(1, 2), wspace=0.46)
-    left, right = fig.subplots(1, 2)
-    probes = results["probes"]
-    blocks = np.arange(DEPTH_BLOCKS + 1)
-    for placement in PLACEMENTS:
-        left.plot(
-            blocks, probes[placement][DEPTH_BLOCKS]["stream_rms"], color=COLOURS[placement], label=LABELS[placement]
+    def depth_figure():
+        fig = new_figure(8.4, 3.5, margins=(0.41, 0.46, 0.05, 0.44), grid=(1, 2), wspace=0.46)
+        left, right = fig.subplots(1, 2)
+        probes = results["probes"]
+        blocks = np.arange(DEPTH_BLOCKS + 1)
+        for placement in PLACEMENTS:
+            left.plot(
+                blocks, probes[placement][DEPTH_BLOCKS]["stream_rms"], color=COLOURS[placement], label=LABELS[placement]
+            )
+        end = probes[PRE][DEPTH_BLOCKS]["stream_rms"][-1]
+        left.annotate(
+            t("pre_stream_rms_end"),
+            (DEPTH_BLOCKS, end),
+            xytext=(-4, 4),
+            textcoords="offset points",
+            ha="right",
+            va="bottom",
+            color=COLOURS[PRE],
         )
-    end = probes[PRE][DEPTH_BLOCKS]["stream_rms"][-1]
-    left.annotate(
-        t("pre_stream_rms_end"),
-        (DEPTH_BLOCKS, end),
-        xytext=(-4, 4),
-        textcoords="offset points",
-        ha="right",
-        va="bottom",
-        color=COLOURS[PRE],
-    )
-    left.set_xlabel(f"block (stack of {t('depth_blocks')} blocks, {t('depth_rows')} rows)")
-    left.set_ylabel("RMS of the stream after the block")
-    left.set_ylim(*nice_limits([0.0, float(t("pre_stream_rms_end")) * 1.12], pad=0.0))
-    left.set_xlim(0, DEPTH_BLOCKS)
-    left.legend(loc="upper left")
-    left.set_title("Forwards: pre-norm's stream grows,\npost-norm's stays at RMS one", loc="left")
-    depths = np.array(DEPTHS)
-    for placement in PLACEMENTS:
-        right.plot(
-            depths, results["ratios"][placement], color=COLOURS[placement], marker="o", ms=4, label=LABELS[placement]
+        left.set_xlabel(f"block (stack of {t('depth_blocks')} blocks, {t('depth_rows')} rows)")
+        left.set_ylabel("RMS of the stream after the block")
+        left.set_ylim(*nice_limits([0.0, float(t("pre_stream_rms_end")) * 1.12], pad=0.0))
+        left.set_xlim(0, DEPTH_BLOCKS)
+        left.legend(loc="upper left")
+        left.set_title("Forwards: pre-norm's stream grows,\npost-norm's stays at RMS one", loc="left")
+        depths = np.array(DEPTHS)
+        for placement in PLACEMENTS:
+            right.plot(
+                depths,
+                results["ratios"][placement],
+                color=COLOURS[placement],
+                marker="o",
+                ms=4,
+                label=LABELS[placement],
+            )
+        right.axhline(1.0, color=grey, lw=1.0, ls=":")
+        log_axis(right, "x", ticks=depths, base=2, labels="plain")
+        ratios = np.concatenate([results["ratios"][p] for p in PLACEMENTS])
+        low, high = nice_limits([ratios.min() / 1.3, ratios.max() * 1.3], log=True, pad=0.0)
+        right.set_ylim(low, high)
+        log_axis(
+            right, "y", ticks=[v for v in (0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32) if low <= v <= high], labels="plain"
         )
-    right.axhline(1.0, color=grey, lw=1.0, ls=":")
-    log_axis(right, "x", ticks=depths, base=2, labels="plain")
-    ratios = np.concatenate([results["ratios"][p] for p in PLACEMENTS])
-    low, high = nice_limits([ratios.min() / 1.3, ratios.max() * 1.3], log=True, pad=0.0)
-    right.set_ylim(low, high)
-    log_axis(right, "y", ticks=[v for v in (0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32) if low <= v <= high], labels="plain")
-    right.set_xlabel("blocks in the stack")
-    right.set_ylabel("gradient RMS, first block ÷ last")
-    right.legend(loc="upper left")
-    right.set_title("Backwards: pre-norm's first block gets\nmore gradient than its last", loc="left")
-    section.save_figure(fig, "depth")
+        right.set_xlabel("blocks in the stack")
+        right.set_ylabel("gradient RMS, first block ÷ last")
+        right.legend(loc="upper left")
+        right.set_title("Backwards: pre-norm's first block gets\nmore gradient than its last", loc="left")
+        return fig
+
+    section.save_figure(depth_figure, "depth")
 
     # 4. The learning-rate sweep.
-    fig = new_figure(8.4, 3.9, margins=(0.81, 0.46, 0.05, 0.44))
-    ax = fig.add_subplot()
-    rates = np.array(RATES)
-    scores = results["scores"]
-    n = len(RATES)
-    for placement in PLACEMENTS:
-        ax.plot(rates, scores[placement][:n], color=COLOURS[placement], marker="o", ms=5, label=LABELS[placement])
-    var_y = float(t("var_y"))  # the registered, rounded value: no digit below the print moves a pixel
-    ax.axhline(var_y, color=grey, ls="--", lw=1.2)
-    ax.text(rates[0], var_y * 1.25, f"predict the mean: var(y) = {t('var_y')}", color=grey, va="bottom", fontsize=9)
-    ax.plot(
-        [WARMUP_RATE],
-        [scores[POST][n]],
-        ls="none",
-        marker="*",
-        ms=13,
-        color=PALETTE["green"],
-        label=f"post-norm, warmup over the first {t('warmup_steps')} steps",
-    )
-    log_axis(ax, "x", labels="plain")
-    ax.set_xticks(rates, texts("rates"))
-    log_axis(ax, "y", labels="power")
-    # Whole decades, half a decade or more beyond every point: limits (and so
-    # tick positions) that last-bit rounding of the losses cannot move.
-    every = np.concatenate([scores[p] for p in PLACEMENTS] + [[var_y]])
-    ax.set_ylim(10.0 ** math.floor(math.log10(every.min()) - 0.5), 10.0 ** math.ceil(math.log10(every.max()) + 0.5))
-    ax.set_xlim(rates[0] / 1.4, rates[-1] * 1.4)
-    ax.set_xlabel("learning rate (Adam)")
-    ax.set_ylabel(f"lowest loss over the last\n{t('last_steps')} of {t('steps')} steps")
-    ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.86))
-    if EDGE_RATE in RATES:
-        finding = (
-            f"from lr {t('rates', RATES.index(EDGE_RATE))} post-norm collapses to the mean;\npre-norm keeps training"
+    def lr_sweep_figure():
+        fig = new_figure(8.4, 3.9, margins=(0.81, 0.46, 0.05, 0.44))
+        ax = fig.add_subplot()
+        rates = np.array(RATES)
+        scores = results["scores"]
+        n = len(RATES)
+        for placement in PLACEMENTS:
+            ax.plot(rates, scores[placement][:n], color=COLOURS[placement], marker="o", ms=5, label=LABELS[placement])
+        var_y = float(t("var_y"))  # the registered, rounded value: no digit below the print moves a pixel
+        ax.axhline(var_y, color=grey, ls="--", lw=1.2)
+        ax.text(rates[0], var_y * 1.25, f"predict the mean: var(y) = {t('var_y')}", color=grey, va="bottom", fontsize=9)
+        ax.plot(
+            [WARMUP_RATE],
+            [scores[POST][n]],
+            ls="none",
+            marker="*",
+            ms=13,
+            color=PALETTE["green"],
+            label=f"post-norm, warmup over the first {t('warmup_steps')} steps",
         )
-    else:  # a notebook reader's rates: the page's finding is not drawn
-        finding = "each placement's lowest loss at each rate"
-    ax.set_title(f"{t('sweep_blocks')} blocks, the page's run: {finding}", loc="left")
-    section.save_figure(fig, "lr_sweep")
+        log_axis(ax, "x", labels="plain")
+        ax.set_xticks(rates, texts("rates"))
+        log_axis(ax, "y", labels="power")
+        # Whole decades, half a decade or more beyond every point: limits (and so
+        # tick positions) that last-bit rounding of the losses cannot move.
+        every = np.concatenate([scores[p] for p in PLACEMENTS] + [[var_y]])
+        ax.set_ylim(10.0 ** math.floor(math.log10(every.min()) - 0.5), 10.0 ** math.ceil(math.log10(every.max()) + 0.5))
+        ax.set_xlim(rates[0] / 1.4, rates[-1] * 1.4)
+        ax.set_xlabel("learning rate (Adam)")
+        ax.set_ylabel(f"lowest loss over the last\n{t('last_steps')} of {t('steps')} steps")
+        ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.86))
+        if EDGE_RATE in RATES:
+            finding = f"from lr {t('rates', RATES.index(EDGE_RATE))} post-norm collapses to the mean;\npre-norm keeps training"
+        else:  # a notebook reader's rates: the page's finding is not drawn
+            finding = "each placement's lowest loss at each rate"
+        ax.set_title(f"{t('sweep_blocks')} blocks, the page's run: {finding}", loc="left")
+        return fig
+
+    section.save_figure(lr_sweep_figure, "lr_sweep")
 
 
 if __name__ == "__main__":

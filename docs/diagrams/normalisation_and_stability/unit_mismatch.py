@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import pagekit.section  # noqa: F401  (first: it pins the numeric environment before numpy loads)
 import numpy as np
 
-from pagekit.section import PALETTE, log_axis, main, new_figure, nice_limits
+from pagekit.section import PALETTE, log_axis, main, new_figure, nice_limits, on_phone
 
 SEED = 31
 N_EXAMPLES = 200
@@ -66,6 +66,7 @@ FAR_ABOVE_TARGET = 100  # the std run's peak over the target excess, above
 HEIGHT_FRACTION_CEILING = 0.2  # "under a fifth"
 OVERSHOOT_FLOOR = 1.2  # the reach weight after the first raw step, over its best value, above
 FIRST_STEP_CEILING = 0.001  # height weight and intercept after the first raw step, over their best, below
+FEW_STEPS = 10  # "a few steps": the standardised weights settle within 1% in fewer than this
 
 
 @dataclass
@@ -238,6 +239,12 @@ def compute(section):
         [0, 0, 1, 1],
         atol=1e-12,
     )
+    section.claim(
+        f"standardised, the two features have the same spread (to {EXACT_TOL:g})",
+        abs(std_reach.std() - std_height.std()) < EXACT_TOL,
+        f"spreads {std_reach.std():.17g} and {std_height.std():.17g}",
+        key="standardised-same-spread",
+    )
 
     ones = np.ones(N_EXAMPLES)
     raw = Problem(np.column_stack([reach, height, ones]), y)
@@ -333,6 +340,12 @@ def compute(section):
     q("stable_lr_raw", stable[0], ".2x")
     q("stable_lr_std", stable[1], ".3f")
     q("stable_lr_ratio", stable[1] / stable[0], ",.0f", unit="times larger")
+    section.claim(
+        "the largest stable learning rate is larger with standardised inputs than with raw ones",
+        stable[1] > stable[0],
+        f"raw {stable[0]:.3g}, standardised {stable[1]:.3g}",
+        key="standardising-raises-stable-rate",
+    )
     q("lr_raw", raw.lr, ".2x")
     q("lr_std", std.lr, ".3f")
     section.claim(
@@ -573,6 +586,13 @@ def compute(section):
     q("weight_tol", WEIGHT_TOL, ".0%")
     settled = std.steps_until_settled([REACH, HEIGHT], WEIGHT_TOL)
     q("std_settled_steps", settled, ",d")
+    section.claim(
+        f"the standardised reach and height weights stay within {WEIGHT_TOL:.0%} of their best values "
+        f"from a step under {FEW_STEPS} on",
+        settled < FEW_STEPS,
+        f"settled after {settled} steps",
+        key="std-weights-settle-in-a-few-steps",
+    )
 
     # Output scale: a target in units a thousand times smaller leaves the
     # curvature (built from the inputs alone) unchanged but multiplies the
@@ -702,241 +722,260 @@ def draw(section, results):
     blue, orange, grey = PALETTE["blue"], PALETTE["orange"], PALETTE["grey"]
 
     # Feature ranges, raw and standardised.
-    fig = new_figure(
-        8.4,
-        3.0,
-        margins=(0.49, 0.46, 0.16, 0.24),
-        grid=(1, 2),
-        wspace=0.53,
-        suptitle=f"Reach numbers are on average {t('mean_ratio')} times height numbers; "
-        f"standardised, both spread {t('std_reach_stats', 2)}",
-    )
-    axes = fig.subplots(1, 2)
-    panels = (
-        ("raw units", (results["reach"], results["height"]), ("reach_stats", "height_stats"), (" mm", " m")),
-        (
-            "standardised (training average and spread)",
-            (results["std_reach"], results["std_height"]),
-            ("std_reach_stats", "std_height_stats"),
-            ("", ""),
-        ),
-    )
-    for ax, (title, columns, stat_names, units) in zip(axes, panels):
-        for row, (values, name, unit, colour) in enumerate(zip(columns, stat_names, units, (blue, orange))):
-            y = 1 - row
-            # One tick per value, drawn as a single NaN-separated path (fast SVG).
-            ticks_x = np.column_stack([values, values, np.full_like(values, np.nan)]).ravel()
-            ticks_y = np.tile([y - 0.09, y + 0.09, np.nan], len(values))
-            ax.plot(ticks_x, ticks_y, color=colour, linewidth=1.0, alpha=0.7)
-            ax.plot([values.min(), values.max()], [y - 0.2, y - 0.2], color=colour, linewidth=3)
-            lo, hi, sd = texts(name)
-            ax.text(
-                values.min(),
-                y + 0.2,
-                f"min {lo}{unit}, max {hi}{unit}\nspread {sd}{unit}",
-                ha="left",
-                va="bottom",
-                fontsize=8.5,
-                color=colour,
-            )
-        everything = np.concatenate(columns)
-        ax.set_xlim(*padded_limits(np.append(everything, 0.0), pad=0.05))
-        ax.set_ylim(-0.5, 1.85)
-        ax.set_yticks([1, 0], ["reach", "height"])
-        ax.set_title(title, fontsize=10, loc="left")
-        ax.spines["left"].set_visible(False)
-        ax.tick_params(axis="y", length=0)
-    axes[0].set_xlabel("value as recorded (reach in mm, height in m)")
-    axes[1].set_xlabel("standardised value (spreads from the average)")
-    section.save_figure(fig, "feature_ranges")
+    def feature_ranges_figure():
+        fig = new_figure(
+            8.4,
+            3.0,
+            margins=(0.49, 0.46, 0.16, 0.24),
+            grid=(1, 2),
+            wspace=0.53,
+            suptitle=f"Reach numbers are on average {t('mean_ratio')} times height numbers; "
+            f"standardised, both spread {t('std_reach_stats', 2)}",
+        )
+        axes = fig.subplots(1, 2)
+        panels = (
+            ("raw units", (results["reach"], results["height"]), ("reach_stats", "height_stats"), (" mm", " m")),
+            (
+                "standardised (training average and spread)",
+                (results["std_reach"], results["std_height"]),
+                ("std_reach_stats", "std_height_stats"),
+                ("", ""),
+            ),
+        )
+        for ax, (title, columns, stat_names, units) in zip(axes, panels):
+            for row, (values, name, unit, colour) in enumerate(zip(columns, stat_names, units, (blue, orange))):
+                y = 1 - row
+                # One tick per value, drawn as a single NaN-separated path (fast SVG).
+                ticks_x = np.column_stack([values, values, np.full_like(values, np.nan)]).ravel()
+                ticks_y = np.tile([y - 0.09, y + 0.09, np.nan], len(values))
+                ax.plot(ticks_x, ticks_y, color=colour, linewidth=1.0, alpha=0.7)
+                ax.plot([values.min(), values.max()], [y - 0.2, y - 0.2], color=colour, linewidth=3)
+                lo, hi, sd = texts(name)
+                ax.text(
+                    values.min(),
+                    y + 0.2,
+                    f"min {lo}{unit}, max {hi}{unit}\nspread {sd}{unit}",
+                    ha="left",
+                    va="bottom",
+                    fontsize=8.5,
+                    color=colour,
+                )
+            everything = np.concatenate(columns)
+            ax.set_xlim(*padded_limits(np.append(everything, 0.0), pad=0.05))
+            ax.set_ylim(-0.5, 1.85)
+            ax.set_yticks([1, 0], ["reach", "height"])
+            ax.set_title(title, fontsize=10, loc="left")
+            ax.spines["left"].set_visible(False)
+            ax.tick_params(axis="y", length=0)
+        axes[0].set_xlabel("value as recorded (reach in mm, height in m)")
+        axes[1].set_xlabel("standardised value (spreads from the average)")
+        return fig
+
+    section.save_figure(feature_ranges_figure, "feature_ranges")
 
     # Excess loss against step, log-log.
     steps = results["steps"]
-    fig = new_figure(8.4, 3.6, margins=(0.66, 0.46, 0.05, 0.42))
-    ax = fig.add_subplot()
-    ax.plot(results["t_log"], results["raw_excess"], color=blue, label="raw units")
-    ax.plot(results["t_std_excess"], results["std_excess"], "o-", color=orange, markersize=4, label="standardised")
-    ax.axhline(TARGET_EXCESS, color=grey, linestyle="--", linewidth=1)
-    log_axis(ax, "x", labels="power")
-    log_axis(ax, "y", labels="power", every=2)
-    all_excess = np.concatenate([results["raw_excess"], results["std_excess"]])
-    ax.set_ylim(*padded_log_limits(all_excess, 0.4))
-    ax.set_xlim(0.7, results["t_log"][-1] * 1.5)
-    ax.text(
-        np.sqrt(steps["std"] * steps["raw"]),
-        TARGET_EXCESS * 1.3,
-        f"target excess {t('target_excess')}",
-        ha="center",
-        va="bottom",
-        fontsize=9,
-        color=grey,
-    )
-    for label, colour, name, text_x in (("std", orange, "steps_std", 1.15), ("raw", blue, "steps_raw", 0.87)):
-        ax.axvline(steps[label], color=colour, linestyle=":", linewidth=1.2)
+
+    def excess_loss_figure():
+        fig = new_figure(8.4, 3.6, margins=(0.66, 0.46, 0.05, 0.42))
+        ax = fig.add_subplot()
+        ax.plot(results["t_log"], results["raw_excess"], color=blue, label="raw units")
+        ax.plot(results["t_std_excess"], results["std_excess"], "o-", color=orange, markersize=4, label="standardised")
+        ax.axhline(TARGET_EXCESS, color=grey, linestyle="--", linewidth=1)
+        log_axis(ax, "x", labels="power")
+        log_axis(ax, "y", labels="power", every=2)
+        all_excess = np.concatenate([results["raw_excess"], results["std_excess"]])
+        ax.set_ylim(*padded_log_limits(all_excess, 0.4))
+        ax.set_xlim(0.7, results["t_log"][-1] * 1.5)
         ax.text(
-            steps[label] * text_x,
-            TARGET_EXCESS * 10 if label == "std" else ax.get_ylim()[0] * 3,
-            f"{t(name)} steps",
-            ha="left" if text_x > 1 else "right",
+            np.sqrt(steps["std"] * steps["raw"]),
+            TARGET_EXCESS * 1.3,
+            f"target excess {t('target_excess')}",
+            ha="center",
             va="bottom",
             fontsize=9,
-            color=colour,
+            color=grey,
         )
-    ax.set_xlabel("gradient-descent step (log scale)")
-    ax.set_ylabel("excess loss above the best (log scale)")
-    ax.legend(loc="lower left", bbox_to_anchor=(0.2, 0.25))
-    ax.set_title(
-        f"Gradient descent needs {t('steps_ratio')} times as many steps in raw units\n"
-        f"({t('steps_raw')} against {t('steps_std')})",
-        loc="left",
-    )
-    section.save_figure(fig, "excess_loss")
-
-    # Weight paths as a fraction of the best value.
-    fig = new_figure(
-        8.4,
-        3.4,
-        margins=(0.58, 0.46, 0.05, 0.24),
-        grid=(1, 2),
-        wspace=0.43,
-        suptitle=f"Height weight: {t('height_fraction', 1)} of its best after "
-        f"{t('fraction_steps', 1)} raw steps; standardised, settled in "
-        f"{t('std_settled_steps')} steps",
-    )
-    left, right = fig.subplots(1, 2, width_ratios=[1.5, 1])
-    raw_path = results["raw_path"]
-    left.plot(results["t_log"], raw_path[:, REACH], color=blue, label="reach weight")
-    left.plot(results["t_log"], raw_path[:, HEIGHT], color=orange, label="height weight")
-    left.axhline(1.0, color=grey, linewidth=0.8, linestyle="--")
-    log_axis(left, "x", labels="power")
-    left.set_xlim(results["t_log"][0] * 0.8, results["t_log"][-1] * 1.25)
-    left.set_ylim(*padded_limits(raw_path[:, :2], 0.05))
-    for i, step in enumerate(FRACTION_STEPS):
-        value = raw_path[np.searchsorted(results["t_log"], step), HEIGHT]
-        left.plot([step], [value], "o", color=orange, markersize=5, zorder=4)
-        left.annotate(
-            f"{t('height_fraction', i)} after {t('fraction_steps', i)} steps",
-            (step, value),
-            xytext=(-6, 9),
-            textcoords="offset points",
-            ha="right",
-            va="bottom",
-            fontsize=8.5,
-            color=orange,
-        )
-    left.set_xlabel("step (log scale)")
-    left.set_ylabel("weight ÷ its best value")
-    left.set_title("raw units: log step axis", fontsize=10, loc="left")
-    left.legend(loc="center left")
-    std_path = results["std_path"]
-    band = (1 - WEIGHT_TOL, 1 + WEIGHT_TOL)
-    right.axhspan(*band, color="#DCE6F0", zorder=0)
-    right.plot(results["t_std"], std_path[:, REACH], "o-", color=blue, markersize=4)
-    right.plot(results["t_std"], std_path[:, HEIGHT], "o-", color=orange, markersize=4)
-    right.axvline(results["settled"], color=grey, linestyle=":", linewidth=1.2)
-    right.set_ylim(*padded_limits(np.concatenate([std_path[:, :2].ravel(), band]), 0.05))
-    right.set_xlim(*padded_limits(results["t_std"], 0.04))
-    right.text(
-        results["settled"] + 0.15,
-        0.5 * (right.get_ylim()[0] + 1),
-        f"within {t('weight_tol')}\nafter {t('std_settled_steps')} steps",
-        ha="left",
-        va="center",
-        fontsize=9,
-        color=grey,
-    )
-    right.set_xlabel("step")
-    right.set_title("standardised: linear step axis", fontsize=10, loc="left")
-    section.save_figure(fig, "weight_paths")
-
-    # Largest safe learning rate, log scale, curvature ratio on each bar.
-    fig = new_figure(8.4, 3.2, margins=(0.80, 0.26, 0.05, 0.24))
-    ax = fig.add_subplot()
-    stable = results["stable"]
-    low, high = padded_log_limits(stable, 1.0)
-    log_axis(ax, "y", labels="power")
-    ax.set_ylim(low, high)
-    names = ("raw units", "standardised")
-    ax.bar(names, stable - low, bottom=low, color=[blue, orange], width=0.5)
-    for i, (value, rate_name, curv_name) in enumerate(
-        zip(stable, ("stable_lr_raw", "stable_lr_std"), ("curvature_ratio_raw", "curvature_ratio_std"))
-    ):
-        ax.text(i, value * 1.4, t(rate_name), ha="center", va="bottom", fontsize=10)
-        ax.text(
-            i,
-            np.sqrt(low * value),
-            f"curvature ratio\n{t(curv_name)}",
-            ha="center",
-            va="center",
-            fontsize=9.5,
-            color="white",
-            fontweight="bold",
-        )
-    ax.set_ylabel("largest stable learning rate\n(two over λₘₐₓ, log scale)")
-    ax.set_title(f"Standardising raises the largest stable learning rate {t('stable_lr_ratio')}-fold", loc="left")
-    section.save_figure(fig, "safe_learning_rate")
-
-    # Adam's excess against step: the first-touching rate and the settling rate.
-    fig = new_figure(
-        8.4,
-        4.4,
-        margins=(0.74, 0.98, 0.22, 0.72),
-        grid=(1, 2),
-        wspace=0.42,  # room between the left panel's last tick label and the right panel's first
-        suptitle="Adam's excess is not monotone: runs touch the target, then climb above it again",
-    )
-    axes = fig.subplots(1, 2, sharey=True)
-    steps_axis = np.arange(1, ADAM_CHECK_STEPS + 1)
-    shown = np.concatenate(
-        [
-            results["adam"][label]["long_history"][:, [results["adam"][label][k] for k in ("fastest", "best")]].ravel()
-            for label in ("raw", "std")
-        ]
-    )
-    # The scales and limits first: the lines are thinned in the figure's points.
-    log_axis(axes[0], "y", labels="power", every=4)
-    axes[0].set_ylim(*padded_log_limits(shown, 0.4))
-    for ax, label, title in zip(axes, ("raw", "std"), ("raw units", "standardised")):
-        run = results["adam"][label]
-        history = run["long_history"]
-        ax.set_xlim(0, ADAM_CHECK_STEPS * 1.02)
-        # Steps past the counted run are shaded: they only check whether a count lasts.
-        ax.axvspan(ADAM_STEPS, ADAM_CHECK_STEPS * 1.02, color="#EEEEEE", zorder=0)
-        for k, colour, role in (
-            (run["fastest"], orange, "first to touch the target"),
-            (run["best"], blue, f"first below to step {t('adam_steps_cap')}"),
-        ):
-            drawn = thinned(ax, steps_axis, history[:, k])
-            ax.plot(
-                steps_axis[drawn],
-                history[drawn, k],
+        for label, colour, name, text_x in (("std", orange, "steps_std", 1.15), ("raw", blue, "steps_raw", 0.87)):
+            ax.axvline(steps[label], color=colour, linestyle=":", linewidth=1.2)
+            ax.text(
+                steps[label] * text_x,
+                TARGET_EXCESS * 10 if label == "std" else ax.get_ylim()[0] * 3,
+                f"{t(name)} steps",
+                ha="left" if text_x > 1 else "right",
+                va="bottom",
+                fontsize=9,
                 color=colour,
-                linewidth=1.1,
-                label=f"rate {t('adam_rates', k)} ({role})",
             )
-        ax.axvline(run["settle"][run["best"]], color=blue, linestyle=":", linewidth=1.1)
-        ax.axhline(TARGET_EXCESS, color=grey, linestyle="--", linewidth=1)
-        ax.set_xlabel(f"Adam step (shaded: continued past {t('adam_steps_cap')})")
-        later = f"above again at step {t('adam_raw_exit')} (dot)" if label == "raw" else "still below at the end"
+        ax.set_xlabel("gradient-descent step (log scale)")
+        ax.set_ylabel("excess loss above the best (log scale)")
+        ax.legend(loc="lower left", bbox_to_anchor=(0.2, 0.25))
         ax.set_title(
-            f"{title}: rate {t(f'adam_rate_{label}')} is below\nfrom step "
-            f"{t(f'adam_steps_{label}')} to {t('adam_steps_cap')};\n{later}",
-            fontsize=10,
+            f"Gradient descent needs {t('steps_ratio')} times as many steps in raw units\n"
+            f"({t('steps_raw')} against {t('steps_std')})",
             loc="left",
         )
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=8.5, frameon=False)
-    axes[0].set_ylabel("excess loss (log scale)")
-    raw_run = results["adam"]["raw"]
-    axes[0].plot(
-        [raw_run["exit"]],
-        [raw_run["long_history"][raw_run["exit"] - 1, raw_run["best"]]],
-        "o",
-        color=blue,
-        markersize=5,
-        markeredgecolor="white",
-        zorder=5,
-    )
-    section.save_figure(fig, "adam_excess")
+        return fig
+
+    section.save_figure(excess_loss_figure, "excess_loss")
+
+    # Weight paths as a fraction of the best value.
+    def weight_paths_figure():
+        fig = new_figure(
+            8.4,
+            3.4,
+            margins=(0.58, 0.46, 0.05, 0.24),
+            grid=(1, 2),
+            wspace=0.43,
+            suptitle=f"Height weight: {t('height_fraction', 1)} of its best after "
+            f"{t('fraction_steps', 1)} raw steps; standardised, settled in "
+            f"{t('std_settled_steps')} steps",
+        )
+        left, right = fig.subplots(1, 2, width_ratios=[1.5, 1])
+        raw_path = results["raw_path"]
+        left.plot(results["t_log"], raw_path[:, REACH], color=blue, label="reach weight")
+        left.plot(results["t_log"], raw_path[:, HEIGHT], color=orange, label="height weight")
+        left.axhline(1.0, color=grey, linewidth=0.8, linestyle="--")
+        log_axis(left, "x", labels="power")
+        left.set_xlim(results["t_log"][0] * 0.8, results["t_log"][-1] * 1.25)
+        left.set_ylim(*padded_limits(raw_path[:, :2], 0.05))
+        for i, step in enumerate(FRACTION_STEPS):
+            value = raw_path[np.searchsorted(results["t_log"], step), HEIGHT]
+            left.plot([step], [value], "o", color=orange, markersize=5, zorder=4)
+            left.annotate(
+                f"{t('height_fraction', i)} after {t('fraction_steps', i)} steps",
+                (step, value),
+                xytext=(-6, 9),
+                textcoords="offset points",
+                ha="right",
+                va="bottom",
+                fontsize=8.5,
+                color=orange,
+            )
+        left.set_xlabel("step (log scale)")
+        left.set_ylabel("weight ÷ its best value")
+        left.set_title("raw units: log step axis", fontsize=10, loc="left")
+        left.legend(loc="center left")
+        std_path = results["std_path"]
+        band = (1 - WEIGHT_TOL, 1 + WEIGHT_TOL)
+        right.axhspan(*band, color="#DCE6F0", zorder=0)
+        right.plot(results["t_std"], std_path[:, REACH], "o-", color=blue, markersize=4)
+        right.plot(results["t_std"], std_path[:, HEIGHT], "o-", color=orange, markersize=4)
+        right.axvline(results["settled"], color=grey, linestyle=":", linewidth=1.2)
+        right.set_ylim(*padded_limits(np.concatenate([std_path[:, :2].ravel(), band]), 0.05))
+        right.set_xlim(*padded_limits(results["t_std"], 0.04))
+        right.text(
+            results["settled"] + 0.15,
+            0.5 * (right.get_ylim()[0] + 1),
+            f"within {t('weight_tol')}\nafter {t('std_settled_steps')} steps",
+            ha="left",
+            va="center",
+            fontsize=9,
+            color=grey,
+        )
+        right.set_xlabel("step")
+        right.set_title("standardised: linear step axis", fontsize=10, loc="left")
+        return fig
+
+    section.save_figure(weight_paths_figure, "weight_paths")
+
+    # Largest safe learning rate, log scale, curvature ratio on each bar.
+    def safe_learning_rate_figure():
+        fig = new_figure(8.4, 3.2, margins=(0.80, 0.26, 0.05, 0.24))
+        ax = fig.add_subplot()
+        stable = results["stable"]
+        low, high = padded_log_limits(stable, 1.0)
+        log_axis(ax, "y", labels="power")
+        ax.set_ylim(low, high)
+        names = ("raw units", "standardised")
+        # Wider bars on a phone: each holds its white label inside.
+        ax.bar(names, stable - low, bottom=low, color=[blue, orange], width=0.8 if on_phone() else 0.5)
+        for i, (value, rate_name, curv_name) in enumerate(
+            zip(stable, ("stable_lr_raw", "stable_lr_std"), ("curvature_ratio_raw", "curvature_ratio_std"))
+        ):
+            ax.text(i, value * 1.4, t(rate_name), ha="center", va="bottom", fontsize=10)
+            ax.text(
+                i,
+                np.sqrt(low * value),
+                f"curvature ratio\n{t(curv_name)}",
+                ha="center",
+                va="center",
+                fontsize=9.5,
+                color="white",
+                fontweight="bold",
+            )
+        ax.set_ylabel("largest stable learning rate\n(two over λₘₐₓ, log scale)")
+        ax.set_title(f"Standardising raises the largest stable learning rate {t('stable_lr_ratio')}-fold", loc="left")
+        return fig
+
+    section.save_figure(safe_learning_rate_figure, "safe_learning_rate")
+
+    # Adam's excess against step: the first-touching rate and the settling rate.
+    def adam_excess_figure():
+        fig = new_figure(
+            8.4,
+            4.4,
+            margins=(0.74, 1.2 if on_phone() else 0.98, 0.22, 0.72),  # (a phone's legend takes more lines)
+            grid=(1, 2),
+            wspace=0.42,  # room between the left panel's last tick label and the right panel's first
+            suptitle="Adam's excess is not monotone: runs touch the target, then climb above it again",
+        )
+        axes = fig.subplots(1, 2, sharey=True)
+        steps_axis = np.arange(1, ADAM_CHECK_STEPS + 1)
+        shown = np.concatenate(
+            [
+                results["adam"][label]["long_history"][
+                    :, [results["adam"][label][k] for k in ("fastest", "best")]
+                ].ravel()
+                for label in ("raw", "std")
+            ]
+        )
+        # The scales and limits first: the lines are thinned in the figure's points.
+        log_axis(axes[0], "y", labels="power", every=4)
+        axes[0].set_ylim(*padded_log_limits(shown, 0.4))
+        for ax, label, title in zip(axes, ("raw", "std"), ("raw units", "standardised")):
+            run = results["adam"][label]
+            history = run["long_history"]
+            ax.set_xlim(0, ADAM_CHECK_STEPS * 1.02)
+            # Steps past the counted run are shaded: they only check whether a count lasts.
+            ax.axvspan(ADAM_STEPS, ADAM_CHECK_STEPS * 1.02, color="#EEEEEE", zorder=0)
+            for k, colour, role in (
+                (run["fastest"], orange, "first to touch the target"),
+                (run["best"], blue, f"first below to step {t('adam_steps_cap')}"),
+            ):
+                drawn = thinned(ax, steps_axis, history[:, k])
+                ax.plot(
+                    steps_axis[drawn],
+                    history[drawn, k],
+                    color=colour,
+                    linewidth=1.1,
+                    label=f"rate {t('adam_rates', k)} ({role})",
+                )
+            ax.axvline(run["settle"][run["best"]], color=blue, linestyle=":", linewidth=1.1)
+            ax.axhline(TARGET_EXCESS, color=grey, linestyle="--", linewidth=1)
+            ax.set_xlabel(f"Adam step (shaded: continued past {t('adam_steps_cap')})")
+            later = f"above again at step {t('adam_raw_exit')} (dot)" if label == "raw" else "still below at the end"
+            ax.set_title(
+                f"{title}: rate {t(f'adam_rate_{label}')} is below\nfrom step "
+                f"{t(f'adam_steps_{label}')} to {t('adam_steps_cap')};\n{later}",
+                fontsize=10,
+                loc="left",
+            )
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=8.5, frameon=False)
+        axes[0].set_ylabel("excess loss (log scale)")
+        raw_run = results["adam"]["raw"]
+        axes[0].plot(
+            [raw_run["exit"]],
+            [raw_run["long_history"][raw_run["exit"] - 1, raw_run["best"]]],
+            "o",
+            color=blue,
+            markersize=5,
+            markeredgecolor="white",
+            zorder=5,
+        )
+        return fig
+
+    section.save_figure(adam_excess_figure, "adam_excess")
 
 
 if __name__ == "__main__":

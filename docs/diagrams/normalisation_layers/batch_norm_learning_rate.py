@@ -16,6 +16,7 @@ from pagekit.section import (  # first: it pins the numeric environment before n
     main,
     new_figure,
     nice_limits,
+    on_phone,
 )
 
 import numpy as np
@@ -180,42 +181,51 @@ def compute(section, trained: list[dict]):
 def draw(section, results):
     t = section.text
     acc = results["accuracies"]
-    fig = new_figure(8.4, 3.6, margins=(0.7, 0.5, 0.15, 0.3))
-    ax = fig.add_subplot()
-    colours = {"plain": PALETTE["orange"], "batch norm": PALETTE["blue"]}
-    finite = np.concatenate([a[np.isfinite(a)] for a in acc.values()])
-    low, high = nice_limits(list(finite) + [1 / mlp.CLASSES], pad=0.08)
-    low = max(0.0, low - 0.06)  # room below for the diverged marks
-    diverged_y = low + 0.03
-    for network, a in acc.items():
-        ok = np.isfinite(a)
-        rates = np.array(RATES)
-        ax.plot(rates[ok], a[ok], "o-", color=colours[network], label=network)
-        if (~ok).any():
-            ax.plot(
-                rates[~ok],
-                np.full((~ok).sum(), diverged_y),
-                "x",
-                color=colours[network],
-                markersize=9,
-                markeredgewidth=2,
-                linestyle="none",
-                label=f"{network}: diverged",
-            )
-    ax.axhline(1 / mlp.CLASSES, color=PALETTE["grey"], linestyle="--", linewidth=1)
-    ax.text(RATES[0], 1 / mlp.CLASSES + 0.012, f"chance, {t('chance')}", color=PALETTE["grey"], fontsize=9, va="bottom")
-    log_axis(ax, "x", ticks=RATES, labels="plain")
-    ax.set_xlim(RATES[0] / 1.6, RATES[-1] * 1.6)
-    ax.set_ylim(low, high)
-    ax.set_xlabel(f"learning rate (SGD, momentum {t('momentum')}, {t('steps')} steps)")
-    ax.set_ylabel("validation accuracy")
-    ax.legend(loc="center left", fontsize=9)
-    ax.set_title(
-        f"Batch norm trains at rates up to {t('bn_largest_training_rate')}; "
-        f"the plain network diverges above {t('plain_largest_surviving_rate')}",
-        loc="left",
-    )
-    section.save_figure(fig, "accuracy")
+
+    def accuracy_figure():
+        phone = on_phone()  # eight rates' names side by side do not fit a phone: upright
+        fig = new_figure(8.4, 3.6 + (0.5 if phone else 0.0), margins=(0.7, 0.95 if phone else 0.5, 0.15, 0.3))
+        ax = fig.add_subplot()
+        colours = {"plain": PALETTE["orange"], "batch norm": PALETTE["blue"]}
+        finite = np.concatenate([a[np.isfinite(a)] for a in acc.values()])
+        low, high = nice_limits(list(finite) + [1 / mlp.CLASSES], pad=0.08)
+        low = max(0.0, low - 0.06)  # room below for the diverged marks
+        diverged_y = low + 0.03
+        for network, a in acc.items():
+            ok = np.isfinite(a)
+            rates = np.array(RATES)
+            ax.plot(rates[ok], a[ok], "o-", color=colours[network], label=network)
+            if (~ok).any():
+                ax.plot(
+                    rates[~ok],
+                    np.full((~ok).sum(), diverged_y),
+                    "x",
+                    color=colours[network],
+                    markersize=9,
+                    markeredgewidth=2,
+                    linestyle="none",
+                    label=f"{network}: diverged",
+                )
+        ax.axhline(1 / mlp.CLASSES, color=PALETTE["grey"], linestyle="--", linewidth=1)
+        ax.text(
+            RATES[0], 1 / mlp.CLASSES + 0.012, f"chance, {t('chance')}", color=PALETTE["grey"], fontsize=9, va="bottom"
+        )
+        log_axis(ax, "x", ticks=RATES, labels="plain")
+        if phone:
+            ax.tick_params(axis="x", labelrotation=90)
+        ax.set_xlim(RATES[0] / 1.6, RATES[-1] * 1.6)
+        ax.set_ylim(low, high)
+        ax.set_xlabel(f"learning rate (SGD, momentum {t('momentum')}, {t('steps')} steps)")
+        ax.set_ylabel("validation accuracy")
+        ax.legend(loc="center left", fontsize=9)
+        ax.set_title(
+            f"Batch norm trains at rates up to {t('bn_largest_training_rate')}; "
+            f"the plain network diverges above {t('plain_largest_surviving_rate')}",
+            loc="left",
+        )
+        return fig
+
+    section.save_figure(accuracy_figure, "accuracy")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from pagekit.section import (  # first: it pins the numeric environment before n
     PALETTE,
     main,
     new_figure,
+    on_phone,
 )
 
 import numpy as np
@@ -256,41 +257,61 @@ def draw(section, results):
         "activation noise": "noise on every activation",
         "feature noise": "noise per feature",
     }
-    fig = new_figure(8.4, 4.0, margins=(0.85, 0.55, 0.15, 0.55))
-    ax = fig.add_subplot()
-    width = 0.2
-    high = 1.2  # room at the top for the legend
-    for j, network in enumerate(NETWORKS):
-        for i, rate in enumerate(RATES):
-            x = i + (j - 1.5) * width
-            value = acc[network][i]
-            key = f"{KEYS[network]}_accuracy_{rate_key(rate)}"
-            if np.isfinite(value):
-                ax.bar(x, value, width * 0.92, color=colours[network], label=labels[network] if i == 0 else None)
-                ax.text(x, value + 0.01, t(key), ha="center", va="bottom", fontsize=8, rotation=90)
-            else:
-                ax.text(
-                    x,
-                    0.02,
-                    "diverged at step " + t(f"{KEYS[network]}_diverged_step_{rate_key(rate)}"),
-                    ha="center",
-                    va="bottom",
-                    fontsize=8,
-                    rotation=90,
-                    color=colours[network],
-                )
-    ax.axhline(1 / mlp.CLASSES, color=PALETTE["grey"], linestyle="--", linewidth=1)
-    ax.set_xticks(range(len(RATES)), [t("rates", i) for i in range(len(RATES))])
-    ax.set_xlabel(f"learning rate (trained as in section 3, {t('steps')} steps; dashed: chance)")
-    ax.set_xlim(-0.6, len(RATES) - 0.4)
-    ax.set_ylim(0.0, high)
-    ax.set_ylabel("validation accuracy\n(evaluated without noise)")
-    ax.legend(loc="upper center", ncols=4, fontsize=8.5)
-    ax.set_title(
-        f"Up to {t('no_cost_up_to')} the noise costs no accuracy; at {t('cost_rate')} it does",
-        loc="left",
-    )
-    section.save_figure(fig, "accuracy")
+
+    def accuracy_figure():
+        phone = on_phone()
+        # On a phone the bars lie down, a learning rate to a block of four rows:
+        # twenty bars with their values do not fit side by side in its width.
+        fig = new_figure(8.4, 4.0 + (3.2 if phone else 0.0), margins=(0.85, 0.55, 0.15, 0.55))
+        ax = fig.add_subplot()
+        width = 0.2
+        high = 1.2  # room at the top for the legend
+        for j, network in enumerate(NETWORKS):
+            for i, rate in enumerate(RATES):
+                x = i + (j - 1.5) * width
+                value = acc[network][i]
+                key = f"{KEYS[network]}_accuracy_{rate_key(rate)}"
+                label = labels[network] if i == 0 else None
+                if np.isfinite(value) and phone:
+                    ax.barh(x, value, width * 0.92, color=colours[network], label=label)
+                    ax.text(value + 0.01, x, t(key), ha="left", va="center", fontsize=8)
+                elif np.isfinite(value):
+                    ax.bar(x, value, width * 0.92, color=colours[network], label=label)
+                    ax.text(x, value + 0.01, t(key), ha="center", va="bottom", fontsize=8, rotation=90)
+                else:
+                    ax.text(
+                        *((0.02, x) if phone else (x, 0.02)),
+                        "diverged at step " + t(f"{KEYS[network]}_diverged_step_{rate_key(rate)}"),
+                        ha="left" if phone else "center",
+                        va="center" if phone else "bottom",
+                        fontsize=8,
+                        rotation=0 if phone else 90,
+                        color=colours[network],
+                    )
+        rate_names = [t("rates", i) for i in range(len(RATES))]
+        if phone:
+            ax.axvline(1 / mlp.CLASSES, color=PALETTE["grey"], linestyle="--", linewidth=1)
+            ax.set_yticks(range(len(RATES)), rate_names)
+            ax.set_ylabel(f"learning rate (trained as in section 3, {t('steps')} steps)")
+            ax.set_ylim(len(RATES) - 0.4, -1.5)  # the legend above the first block
+            ax.set_xlim(0.0, 1.0)
+            ax.set_xlabel("validation accuracy (evaluated without noise; dashed: chance)")
+            ax.legend(loc="upper left", ncols=2, fontsize=8.5)
+        else:
+            ax.axhline(1 / mlp.CLASSES, color=PALETTE["grey"], linestyle="--", linewidth=1)
+            ax.set_xticks(range(len(RATES)), rate_names)
+            ax.set_xlabel(f"learning rate (trained as in section 3, {t('steps')} steps; dashed: chance)")
+            ax.set_xlim(-0.6, len(RATES) - 0.4)
+            ax.set_ylim(0.0, high)
+            ax.set_ylabel("validation accuracy\n(evaluated without noise)")
+            ax.legend(loc="upper center", ncols=4, fontsize=8.5)
+        ax.set_title(
+            f"Up to {t('no_cost_up_to')} the noise costs no accuracy; at {t('cost_rate')} it does",
+            loc="left",
+        )
+        return fig
+
+    section.save_figure(accuracy_figure, "accuracy")
 
 
 if __name__ == "__main__":

@@ -80,33 +80,37 @@ def compute(section):
 def draw(section, results):
     t = section.text
     out = results["outputs"]
-    fig = new_figure(
-        8.4,
-        3.3,
-        margins=(0.72, 0.5, 0.1, 0.3),
-        grid=(1, 2),
-        wspace=0.45,
-        suptitle="The same example in two batches: only batch norm's output moves",
-    )
-    axes = fig.subplots(1, 2, sharey=True)
-    low, high = nice_limits(np.concatenate([*out["bn"], *out["ln"]]), pad=0.08)
-    low -= 0.3 * (high - low)  # room below the curves for the legend
-    features = np.arange(FEATURES)
-    for ax, key, title in (
-        (axes[0], "bn", f"batch norm: changes by up to {t('bn_change')}"),
-        (axes[1], "ln", f"layer norm: changes by {t('ln_change')}"),
-    ):
-        a, b = out[key]
-        ax.plot(features, a, "o-", color=PALETTE["blue"], label="in the first batch", markersize=4)
-        ax.plot(features, b, "s--", color=PALETTE["orange"], label="in the second batch", markersize=4, alpha=0.9)
-        ax.axhline(0, color=PALETTE["grey"], linewidth=0.6)
-        ax.set_title(title, loc="left", fontsize=10)
-        ax.set_xlabel("feature of example 0")
-        ax.set_xticks(features[::3])  # features are whole numbers
-        ax.set_ylim(low, high)
-    axes[0].set_ylabel("output for example 0")
-    axes[1].legend(loc="lower right", fontsize=9)
-    section.save_figure(fig, "example_zero")
+
+    def example_zero_figure():
+        fig = new_figure(
+            8.4,
+            3.3,
+            margins=(0.72, 0.5, 0.1, 0.3),
+            grid=(1, 2),
+            wspace=0.45,
+            suptitle="The same example in two batches: only batch norm's output moves",
+        )
+        axes = fig.subplots(1, 2, sharey=True)
+        low, high = nice_limits(np.concatenate([*out["bn"], *out["ln"]]), pad=0.08)
+        low -= 0.3 * (high - low)  # room below the curves for the legend
+        features = np.arange(FEATURES)
+        for ax, key, title in (
+            (axes[0], "bn", f"batch norm: changes by up to {t('bn_change')}"),
+            (axes[1], "ln", f"layer norm: changes by {t('ln_change')}"),
+        ):
+            a, b = out[key]
+            ax.plot(features, a, "o-", color=PALETTE["blue"], label="in the first batch", markersize=4)
+            ax.plot(features, b, "s--", color=PALETTE["orange"], label="in the second batch", markersize=4, alpha=0.9)
+            ax.axhline(0, color=PALETTE["grey"], linewidth=0.6)
+            ax.set_title(title, loc="left", fontsize=10)
+            ax.set_xlabel("feature of example 0")
+            ax.set_xticks(features[::3])  # features are whole numbers
+            ax.set_ylim(low, high)
+        axes[0].set_ylabel("output for example 0")
+        axes[1].legend(loc="lower right", fontsize=9)
+        return fig
+
+    section.save_figure(example_zero_figure, "example_zero")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from pagekit.section import (  # first: it pins the numeric environment before n
     log_axis,
     main,
     new_figure,
+    on_phone,
 )
 
 import numpy as np
@@ -439,68 +440,79 @@ def draw(section, results):
     t = section.text
     runs = results["runs"]
     colours = {"plain": PALETTE["orange"], "batch norm": PALETTE["blue"]}
-    fig = new_figure(8.4, 4.4, margins=(0.75, 0.5, 0.15, 0.3))
-    ax = fig.add_subplot()
-    values = []
-    for network in NETWORKS:
-        r, key = runs[network], KEYS[network]
-        ax.plot(
-            r["steps"],
-            r["betas"],
-            "-",
-            color=colours[network],
-            linewidth=1.4,
-            label=f"{network}, along g: median {t(key + '_beta_median')}",
+
+    def beta_figure():
+        phone = on_phone()  # on a phone the legend stands under the axes, a line an entry
+        fig = new_figure(8.4, 4.4 + (1.6 if phone else 0.0), margins=(0.75, 2.1 if phone else 0.5, 0.15, 0.3))
+        ax = fig.add_subplot()
+        values = []
+        for network in NETWORKS:
+            r, key = runs[network], KEYS[network]
+            ax.plot(
+                r["steps"],
+                r["betas"],
+                "-",
+                color=colours[network],
+                linewidth=1.4,
+                label=f"{network}, along g: median {t(key + '_beta_median')}",
+            )
+            ax.plot(
+                r["steps"],
+                r["update_betas"],
+                ":",
+                color=colours[network],
+                linewidth=1.4,
+                label=f"{network}, along the update: median {t(key + '_update_beta_median')}",
+            )
+            values += [v for v in r["betas"] + r["update_betas"] if np.isfinite(v)]
+        guide, momentum_guide = 2 / RATE, 2 * (1 + mlp.MOMENTUM) / RATE
+        ax.axhline(guide, color=PALETTE["grey"], linestyle="--", linewidth=1)
+        ax.axhline(momentum_guide, color=PALETTE["ink"], linestyle="-.", linewidth=1)
+        # Whole decades around the data: the limits move only if a value crosses a power of ten.
+        # One decade below the data holds the legend.
+        low = 10.0 ** (np.floor(np.log10(min(values))) - 1)
+        high = 10.0 ** np.ceil(np.log10(max(values + [momentum_guide]) * 1.5))
+        ax.text(
+            0.99,
+            momentum_guide * 1.12,
+            f"{t('momentum_guide_factor')}/η = {t('momentum_guide')}: heavy-ball momentum "
+            f"μ = {t('momentum')} on a quadratic",
+            color=PALETTE["ink"],
+            fontsize=8.5,
+            va="bottom",
+            ha="right",
+            transform=ax.get_yaxis_transform(),  # x in axes units: any number of steps
+            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5},
         )
-        ax.plot(
-            r["steps"],
-            r["update_betas"],
-            ":",
-            color=colours[network],
-            linewidth=1.4,
-            label=f"{network}, along the update: median {t(key + '_update_beta_median')}",
+        # On a phone both labels take two lines: this one goes under its line.
+        ax.text(
+            0.99,
+            guide / 1.08 if on_phone() else guide * 1.08,
+            f"{t('guide_numerator')}/η = {t('guide')}: plain gradient descent on a quadratic",
+            color=PALETTE["grey"],
+            fontsize=8.5,
+            va="top" if on_phone() else "bottom",
+            ha="right",
+            transform=ax.get_yaxis_transform(),
+            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5},
         )
-        values += [v for v in r["betas"] + r["update_betas"] if np.isfinite(v)]
-    guide, momentum_guide = 2 / RATE, 2 * (1 + mlp.MOMENTUM) / RATE
-    ax.axhline(guide, color=PALETTE["grey"], linestyle="--", linewidth=1)
-    ax.axhline(momentum_guide, color=PALETTE["ink"], linestyle="-.", linewidth=1)
-    # Whole decades around the data: the limits move only if a value crosses a power of ten.
-    # One decade below the data holds the legend.
-    low = 10.0 ** (np.floor(np.log10(min(values))) - 1)
-    high = 10.0 ** np.ceil(np.log10(max(values + [momentum_guide]) * 1.5))
-    ax.text(
-        0.99,
-        momentum_guide * 1.12,
-        f"{t('momentum_guide_factor')}/η = {t('momentum_guide')}: heavy-ball momentum "
-        f"μ = {t('momentum')} on a quadratic",
-        color=PALETTE["ink"],
-        fontsize=8.5,
-        va="bottom",
-        ha="right",
-        transform=ax.get_yaxis_transform(),  # x in axes units: any number of steps
-        bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5},
-    )
-    ax.text(
-        0.99,
-        guide * 1.08,
-        f"{t('guide_numerator')}/η = {t('guide')}: plain gradient descent on a quadratic",
-        color=PALETTE["grey"],
-        fontsize=8.5,
-        va="bottom",
-        ha="right",
-        transform=ax.get_yaxis_transform(),
-        bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5},
-    )
-    log_axis(ax, "y", labels="power")
-    ax.set_ylim(low, high)
-    ax.set_xlim(0, int(t("steps")))
-    ax.set_xlabel(f"training step (SGD, momentum {t('momentum')}, learning rate η = {t('rate')})")
-    ax.set_ylabel("β̂, largest over the four probe steps")
-    ax.legend(
-        loc="lower left", fontsize=8, ncols=2, title=f"medians of the probes after step {t('after')}", title_fontsize=8
-    )
-    ax.set_title("With batch norm the gradient changes more slowly, along g and along the update", loc="left")
-    section.save_figure(fig, "beta")
+        log_axis(ax, "y", labels="power")
+        ax.set_ylim(low, high)
+        ax.set_xlim(0, int(t("steps")))
+        ax.set_xlabel(f"training step (SGD, momentum {t('momentum')}, learning rate η = {t('rate')})")
+        ax.set_ylabel("β̂, largest over the four probe steps")
+        ax.legend(
+            loc="upper left" if phone else "lower left",
+            bbox_to_anchor=(-0.22, -0.28) if phone else None,
+            fontsize=8,
+            ncols=1 if phone else 2,
+            title=f"medians of the probes after step {t('after')}",
+            title_fontsize=8,
+        )
+        ax.set_title("With batch norm the gradient changes more slowly, along g and along the update", loc="left")
+        return fig
+
+    section.save_figure(beta_figure, "beta")
     draw_sweep(section, results["sweep"])
 
 
@@ -510,51 +522,57 @@ def draw_sweep(section, sweep):
     learning rate, for batch norm and for the plain network (which diverged
     at PLAIN_FAILING_RATE)."""
     t = section.text
-    fig = new_figure(8.4, 3.9, margins=(0.75, 0.55, 0.3, 0.55))
-    left, right = fig.subplots(1, 2, gridspec_kw={"wspace": 0.32})
-    colours = {"plain": PALETTE["orange"], "batch norm": PALETTE["blue"]}
-    series = {
-        "plain": (PLAIN_RATES, "plain_sweep_beta_median", "plain_sweep_weight_norm"),
-        "batch norm": (BN_RATES, "bn_sweep_beta_median", "bn_sweep_weight_norm"),
-    }
-    for network, (rates, beta_key, norm_key) in series.items():
-        style = {"color": colours[network], "marker": "o", "markersize": 4.5, "linewidth": 1.3}
-        for ax, key in ((left, beta_key), (right, norm_key)):
-            values = [float(v) for v in section.texts(key)]
-            ax.plot(rates, values, label=network, **style)
-            for i, (rate, value) in enumerate(zip(rates, values)):
-                ax.annotate(
-                    t(key, i),
-                    (rate, value),
-                    textcoords="offset points",
-                    xytext=(0, 6),
-                    ha="center",
-                    fontsize=8,
-                    color=colours[network],
-                )
-    for ax in (left, right):
-        log_axis(ax, "x", labels="plain")
-        ax.set_xlim(0.006, 2)
-        ax.set_xlabel("learning rate")
-    left.axvline(PLAIN_FAILING_RATE, color=colours["plain"], linestyle=":", linewidth=1)
-    left.text(
-        PLAIN_FAILING_RATE * 1.08,
-        0.97,
-        f"plain diverged\nat {t('plain_failing_rate')}",
-        transform=left.get_xaxis_transform(),
-        va="top",
-        fontsize=8,
-        color=colours["plain"],
-    )
-    log_axis(left, "y", labels="plain")
-    left.set_ylim(0.3, 60)
-    left.set_ylabel(f"median β̂ after step {t('after')}")
-    left.set_title("β̂ falls as the rate rises, in both", loc="left", fontsize=10)
-    left.legend(loc="lower left", fontsize=8)
-    right.set_ylabel("median norm of the hidden weights")
-    right.set_title("batch norm's hidden weights grow", loc="left", fontsize=10)
-    right.legend(loc="upper left", fontsize=8)
-    section.save_figure(fig, "rates")
+
+    def rates_figure():
+        fig = new_figure(8.4, 3.9, margins=(0.75, 0.55, 0.3, 0.55), grid=(1, 2))
+        left, right = fig.subplots(1, 2, gridspec_kw={"wspace": 0.32})
+        colours = {"plain": PALETTE["orange"], "batch norm": PALETTE["blue"]}
+        series = {
+            "plain": (PLAIN_RATES, "plain_sweep_beta_median", "plain_sweep_weight_norm"),
+            "batch norm": (BN_RATES, "bn_sweep_beta_median", "bn_sweep_weight_norm"),
+        }
+        for network, (rates, beta_key, norm_key) in series.items():
+            style = {"color": colours[network], "marker": "o", "markersize": 4.5, "linewidth": 1.3}
+            for ax, key in ((left, beta_key), (right, norm_key)):
+                values = [float(v) for v in section.texts(key)]
+                ax.plot(rates, values, label=network, **style)
+                for i, (rate, value) in enumerate(zip(rates, values)):
+                    ax.annotate(
+                        t(key, i),
+                        (rate, value),
+                        textcoords="offset points",
+                        xytext=(0, 6),
+                        ha="center",
+                        fontsize=8,
+                        color=colours[network],
+                    )
+        for ax in (left, right):
+            log_axis(ax, "x", labels="plain")
+            ax.set_xlim(0.006, 2)
+            ax.set_xlabel("learning rate")
+        left.axvline(PLAIN_FAILING_RATE, color=colours["plain"], linestyle=":", linewidth=1)
+        left.text(
+            PLAIN_FAILING_RATE * 1.08,
+            0.97,
+            f"plain diverged\nat {t('plain_failing_rate')}",
+            transform=left.get_xaxis_transform(),
+            va="top",
+            fontsize=8,
+            color=colours["plain"],
+        )
+        log_axis(left, "y", labels="plain")
+        left.set_ylim(0.3, 60)
+        left.set_ylabel(f"median β̂ after step {t('after')}")
+        left.set_title("β̂ falls as the rate rises, in both", loc="left", fontsize=10)
+        left.legend(loc="lower left", fontsize=8)
+        if on_phone():
+            right.margins(y=0.2)  # the values' labels clear of the title
+        right.set_ylabel("median norm of the hidden weights")
+        right.set_title("batch norm's hidden weights grow", loc="left", fontsize=10)
+        right.legend(loc="upper left", fontsize=8)
+        return fig
+
+    section.save_figure(rates_figure, "rates")
 
 
 if __name__ == "__main__":

@@ -321,79 +321,89 @@ def compute(section, trained: list[dict]):
 def draw(section, results):
     runs = results["runs"]
     high, low_rate = section.text("high_rate"), section.text("low_rate")
-    fig = new_figure(
-        8.0,
-        3.4,
-        margins=(0.62, 0.5, 0.15, 0.3),
-        grid=(1, 2),
-        wspace=0.75,
-        suptitle=f"At lr {high} pre-norm trains and post-norm falls behind; at lr {low_rate} they tie",
-    )
-    left, right = fig.subplots(1, 2, sharey=True)
-    shown = {"high": ("post_no_warmup", "post_warmup", "pre_no_warmup", "pre_warmup"), "low": ("post_low", "pre_low")}
-    values = [v for key in shown["high"] + shown["low"] for v in runs[key]["validation"]]
-    low, top = nice_limits(values)
-    top += 0.4 * (top - low)  # room above the curves for the legends
-    for ax, panel, rate in ((left, "high", high), (right, "low", low_rate)):
-        for key in shown[panel]:
-            place = "pre" if key.startswith("pre") else "post"
-            dashed = panel == "high" and "no_warmup" not in key
-            ax.plot(
-                runs[key]["eval_steps"],
-                runs[key]["validation"],
-                color=COLOURS[place],
-                linestyle="--" if dashed else "-",
-                marker="o",
-                markersize=3,
-                label=f"{LABELS[key]}: {section.text('final_' + key)}",
-            )
-        ax.axhline(results["unigram"], color=PALETTE["grey"], linestyle=":", linewidth=1.2)
-        ax.set_title(f"learning rate {rate}", loc="left", fontsize=10, fontweight="normal")
-        ax.set_xlabel("step")
-        ax.set_ylim(low, top)
-        ax.set_xlim(0, runs[key]["eval_steps"][-1])
-        ax.legend(loc="upper right", title="final validation loss", title_fontsize=9)
-    right.text(
-        runs["pre_low"]["eval_steps"][-1],
-        results["unigram"] + 0.04,
-        f"character frequencies alone: {section.text('unigram_loss')}",
-        ha="right",
-        va="bottom",
-        fontsize=8.5,
-        color=PALETTE["grey"],
-    )
-    left.set_ylabel("validation loss (nats per character)")
-    section.save_figure(fig, "curves", caption_phrases=("both pre-norm runs end below both post-norm runs",))
+
+    def curves_figure():
+        fig = new_figure(
+            8.0,
+            3.4,
+            margins=(0.62, 0.5, 0.15, 0.3),
+            grid=(1, 2),
+            wspace=0.75,
+            suptitle=f"At lr {high} pre-norm trains and post-norm falls behind; at lr {low_rate} they tie",
+        )
+        left, right = fig.subplots(1, 2, sharey=True)
+        shown = {
+            "high": ("post_no_warmup", "post_warmup", "pre_no_warmup", "pre_warmup"),
+            "low": ("post_low", "pre_low"),
+        }
+        values = [v for key in shown["high"] + shown["low"] for v in runs[key]["validation"]]
+        low, top = nice_limits(values)
+        top += 0.4 * (top - low)  # room above the curves for the legends
+        for ax, panel, rate in ((left, "high", high), (right, "low", low_rate)):
+            for key in shown[panel]:
+                place = "pre" if key.startswith("pre") else "post"
+                dashed = panel == "high" and "no_warmup" not in key
+                ax.plot(
+                    runs[key]["eval_steps"],
+                    runs[key]["validation"],
+                    color=COLOURS[place],
+                    linestyle="--" if dashed else "-",
+                    marker="o",
+                    markersize=3,
+                    label=f"{LABELS[key]}: {section.text('final_' + key)}",
+                )
+            ax.axhline(results["unigram"], color=PALETTE["grey"], linestyle=":", linewidth=1.2)
+            ax.set_title(f"learning rate {rate}", loc="left", fontsize=10, fontweight="normal")
+            ax.set_xlabel("step")
+            ax.set_ylim(low, top)
+            ax.set_xlim(0, runs[key]["eval_steps"][-1])
+            ax.legend(loc="upper right", title="final validation loss", title_fontsize=9)
+        right.text(
+            runs["pre_low"]["eval_steps"][-1],
+            results["unigram"] + 0.04,
+            f"character frequencies alone: {section.text('unigram_loss')}",
+            ha="right",
+            va="bottom",
+            fontsize=8.5,
+            color=PALETTE["grey"],
+        )
+        left.set_ylabel("validation loss (nats per character)")
+        return fig
+
+    section.save_figure(curves_figure, "curves", caption_phrases=("both pre-norm runs end below both post-norm runs",))
 
     # Section 8: layer norm and RMS norm, the lr 0.01 pre-norm runs.
-    fig = new_figure(
-        8.0,
-        3.4,
-        margins=(0.62, 0.5, 0.3, 0.12),
-        suptitle=f"RMS norm trains like layer norm (pre-norm, lr {high}, no warmup; "
-        f"from step {section.text('eval_every')})",
-    )
-    ax = fig.add_subplot()
-    for run_key, colour, style, marker, label in (
-        ("pre_no_warmup", PALETTE["blue"], "-", "o", "layer norm"),
-        ("rms_pre_no_warmup", PALETTE["green"], "--", "s", "RMS norm"),
-    ):
-        ax.plot(
-            runs[run_key]["eval_steps"][1:],
-            runs[run_key]["validation"][1:],
-            color=colour,
-            linestyle=style,
-            marker=marker,
-            markersize=3,
-            label=f"{label}: {section.text('final_' + run_key)}",
+    def rms_figure():
+        fig = new_figure(
+            8.0,
+            3.4,
+            margins=(0.62, 0.5, 0.3, 0.12),
+            suptitle=f"RMS norm trains like layer norm (pre-norm, lr {high}, no warmup; "
+            f"from step {section.text('eval_every')})",
         )
-    values = [v for key in ("pre_no_warmup", "rms_pre_no_warmup") for v in runs[key]["validation"][1:]]
-    ax.set_ylim(*nice_limits(values))
-    ax.set_xlim(runs["pre_warmup"]["eval_steps"][1], runs["pre_warmup"]["eval_steps"][-1])
-    ax.set_xlabel("step")
-    ax.set_ylabel("validation loss (nats per character)")
-    ax.legend(loc="upper right", title="final validation loss", title_fontsize=9)
-    section.save_figure(fig, "rms")
+        ax = fig.add_subplot()
+        for run_key, colour, style, marker, label in (
+            ("pre_no_warmup", PALETTE["blue"], "-", "o", "layer norm"),
+            ("rms_pre_no_warmup", PALETTE["green"], "--", "s", "RMS norm"),
+        ):
+            ax.plot(
+                runs[run_key]["eval_steps"][1:],
+                runs[run_key]["validation"][1:],
+                color=colour,
+                linestyle=style,
+                marker=marker,
+                markersize=3,
+                label=f"{label}: {section.text('final_' + run_key)}",
+            )
+        values = [v for key in ("pre_no_warmup", "rms_pre_no_warmup") for v in runs[key]["validation"][1:]]
+        ax.set_ylim(*nice_limits(values))
+        ax.set_xlim(runs["pre_warmup"]["eval_steps"][1], runs["pre_warmup"]["eval_steps"][-1])
+        ax.set_xlabel("step")
+        ax.set_ylabel("validation loss (nats per character)")
+        ax.legend(loc="upper right", title="final validation loss", title_fontsize=9)
+        return fig
+
+    section.save_figure(rms_figure, "rms")
 
 
 if __name__ == "__main__":

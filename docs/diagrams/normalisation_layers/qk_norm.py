@@ -209,40 +209,44 @@ def draw(section, results):
     runs; with it the three runs (dashed) and the bound each one's learned
     gains set (dotted), on an axis of their own, as they sit close together."""
     largest, bounds = results["largest"], results["bounds"]
-    fig = new_figure(
-        8.4,
-        4.0,
-        margins=(0.62, 0.5, 1.52, 0.3),
-        grid=(1, 2),
-        wspace=2.05,
-        suptitle="Without QK-norm the largest logit grows with the learning rate;\n"
-        "with it, it stays under the bound its learned gains set",
-    )
-    plain_ax, qk_ax = fig.subplots(1, 2)
-    colours = dict(zip(RATES, [PALETTE[c] for c in ("green", "orange", "red", "purple", "sky", "blue")]))
-    rate_texts = section.texts("rates")
-    steps = np.arange(1, len(largest[(RATES[0], False)]) + 1)
-    for ax, qk in ((plain_ax, False), (qk_ax, True)):
-        tag = "qk" if qk else "plain"
-        values, ends = [], []
-        for i, lr in enumerate(RATES):
-            curve = largest[(lr, qk)]
-            values.extend(curve)
-            ax.plot(steps, curve, color=colours[lr], linestyle="--" if qk else "-", linewidth=1.4)
-            ends.append((curve[-1], f"lr {rate_texts[i]}: max {section.text('largest_' + tag, i)}", colours[lr]))
-            if qk:
-                values.extend(bounds[lr])
-                ax.plot(steps, bounds[lr], color=colours[lr], linestyle=":", linewidth=1.2)
-                ends.append((bounds[lr][-1], f"lr {rate_texts[i]}: its bound", colours[lr]))
-        log_axis(ax, "y", labels="power")
-        ax.set_ylim(*nice_limits(values, log=True))
-        ax.set_xlim(0, len(steps))
-        ax.set_xlabel("step")
-        label_line_ends(ax, ends)
-    plain_ax.set_ylabel("largest |attention logit|, all blocks")
-    plain_ax.set_title("no QK-norm", loc="left")
-    qk_ax.set_title("with QK-norm (dashed); bound (dotted)", loc="left")
-    section.save_figure(fig, "largest_logit")
+
+    def largest_logit_figure():
+        fig = new_figure(
+            8.4,
+            4.0,
+            margins=(0.62, 0.5, 1.52, 0.3),
+            grid=(1, 2),
+            wspace=2.05,
+            suptitle="Without QK-norm the largest logit grows with the learning rate;\n"
+            "with it, it stays under the bound its learned gains set",
+        )
+        plain_ax, qk_ax = fig.subplots(1, 2)
+        colours = dict(zip(RATES, [PALETTE[c] for c in ("green", "orange", "red", "purple", "sky", "blue")]))
+        rate_texts = section.texts("rates")
+        steps = np.arange(1, len(largest[(RATES[0], False)]) + 1)
+        for ax, qk in ((plain_ax, False), (qk_ax, True)):
+            tag = "qk" if qk else "plain"
+            values, ends = [], []
+            for i, lr in enumerate(RATES):
+                curve = largest[(lr, qk)]
+                values.extend(curve)
+                ax.plot(steps, curve, color=colours[lr], linestyle="--" if qk else "-", linewidth=1.4)
+                ends.append((curve[-1], f"lr {rate_texts[i]}: max {section.text('largest_' + tag, i)}", colours[lr]))
+                if qk:
+                    values.extend(bounds[lr])
+                    ax.plot(steps, bounds[lr], color=colours[lr], linestyle=":", linewidth=1.2)
+                    ends.append((bounds[lr][-1], f"lr {rate_texts[i]}: its bound", colours[lr]))
+            log_axis(ax, "y", labels="power")
+            ax.set_ylim(*nice_limits(values, log=True))
+            ax.set_xlim(0, len(steps))
+            ax.set_xlabel("step")
+            label_line_ends(ax, ends)
+        plain_ax.set_ylabel("largest |attention logit|, all blocks")
+        plain_ax.set_title("no QK-norm", loc="left")
+        qk_ax.set_title("with QK-norm (dashed); bound (dotted)", loc="left")
+        return fig
+
+    section.save_figure(largest_logit_figure, "largest_logit")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ Exit status 0 when clean, 1 on a finding, 2 on bad input.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 from dataclasses import dataclass, field
@@ -49,7 +50,19 @@ PAGES_CHECKED = "Pages checked against this bibliography:"
 SOURCE_LINE = re.compile(r"^—\s*(abstract|text)\b.*<https?://[^>]+>", re.IGNORECASE)
 PAPER_LINK = re.compile(r"https?://\S+")
 # An author-year mention: "Ba, Kiros and Hinton, 2016", "Xiong and colleagues (2020)", "Wu and He, 2018".
+YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+YEAR_REACH = 24  # characters beside a citation link in which a year is read as the cited paper's
 AUTHOR_YEAR = re.compile(r"\b(?:[A-Z][\w-]+|colleagues|et al\.)(?:,| \(|,? \()\s?(?:19|20)\d\d\b\)?")
+
+
+@dataclass
+class Statement:
+    """One "**Cited for**" paragraph: what a page says of the paper, and the
+    passages quoted under it (each its text, without the source line)."""
+
+    line: int
+    text: str
+    passages: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -61,6 +74,18 @@ class Entry:
     statements: int = 0
     passages: list[str] = field(default_factory=list)  # each passage's source line
     unsourced: int = 0  # passages with no "— abstract/text, <url>" line
+    cited_for: list[Statement] = field(default_factory=list)
+    quoted: list[str] = field(default_factory=list)  # each passage's text with its source line
+
+    @property
+    def year(self) -> str:
+        return self.name.rsplit(", ", 1)[-1]
+
+    def passage_digests(self) -> list[str]:
+        """A hash of each passage as quoted (its words and its source line):
+        pinned by `make golden`, so a trimmed or reworded passage is a
+        reviewed change."""
+        return [hashlib.sha256(" ".join(q.split()).encode()).hexdigest()[:16] for q in self.quoted]
 
 
 @dataclass
@@ -69,6 +94,7 @@ class Citation:
     line: int
     text: str
     target: str
+    years_beside: list[str] = field(default_factory=list)  # years written right before or after the link
 
 
 def github_slug(heading: str) -> str:
@@ -105,6 +131,9 @@ def read_bibliography(path: Path = BIBLIOGRAPHY) -> dict[str, Entry]:
                 source = quote[-1]
                 if SOURCE_LINE.match(source) and len(quote) > 1:
                     entry.passages.append(source)
+                    entry.quoted.append("\n".join(quote))
+                    if entry.cited_for:
+                        entry.cited_for[-1].passages.append("\n".join(quote[:-1]))
                 else:
                     entry.unsourced += 1
         elif token.type == "inline" and entry is not None and tokens[k - 1].type == "paragraph_open":
@@ -112,6 +141,7 @@ def read_bibliography(path: Path = BIBLIOGRAPHY) -> dict[str, Entry]:
                 quote.append(token.content.strip())
             elif token.content.startswith(f"**{CITED_FOR}**"):
                 entry.statements += 1
+                entry.cited_for.append(Statement(token.map[0] + 1, token.content))
             elif not entry.reference:
                 entry.reference = token.content
     return entries
@@ -119,7 +149,8 @@ def read_bibliography(path: Path = BIBLIOGRAPHY) -> dict[str, Entry]:
 
 def citations_and_mentions(page: Path) -> tuple[list[Citation], list[tuple[int, str]]]:
     """Links into the bibliography, and author-year mentions outside any link,
-    in the page's prose (code and maths are not prose)."""
+    in the page's prose (code and maths are not prose). Each citation keeps
+    the years written within YEAR_REACH characters before or after it."""
     lines = page.read_text(encoding="utf-8")
     citations: list[Citation] = []
     mentions: list[tuple[int, str]] = []
@@ -129,23 +160,43 @@ def citations_and_mentions(page: Path) -> tuple[list[Citation], list[tuple[int, 
         line = token.map[0] + 1 if token.map else 0  # advanced at each line break
         in_link: str | None = None
         link_text = ""
+        before = ""  # the text just before the current link
+        last: Citation | None = None  # a citation the text now read follows directly
         for child in token.children:
             if child.type == "link_open":
                 in_link, link_text, link_line = child.attrGet("href") or "", "", line
             elif child.type == "link_close":
+                last = None
                 if in_link is not None and "bibliography.md#" in in_link:
-                    citations.append(Citation(page, link_line, link_text, in_link))
-                in_link = None
+                    last = Citation(page, link_line, link_text, in_link, YEAR.findall(before[-YEAR_REACH:]))
+                    citations.append(last)
+                in_link, before = None, ""
             elif child.type == "text":
                 if in_link is not None:
                     link_text += child.content
-                else:
-                    mentions += [(line, m.group(0)) for m in AUTHOR_YEAR.finditer(child.content)]
+                    continue
+                mentions += [(line, m.group(0)) for m in AUTHOR_YEAR.finditer(child.content)]
+                if last is not None:
+                    last.years_beside += YEAR.findall(child.content[:YEAR_REACH])
+                    last = None
+                before += child.content
             elif child.type in ("softbreak", "hardbreak"):
                 line += 1
                 if in_link is not None:
                     link_text += " "
+                else:
+                    before += " "
     return citations, mentions
+
+
+def cited_passages(page: Path, bibliography: Path = BIBLIOGRAPHY) -> dict[str, list[str]]:
+    """For each entry ``page`` cites: the hashes of its quoted passages
+    (Entry.passage_digests), which `make golden` pins in the page's
+    golden record."""
+    entries = read_bibliography(bibliography)
+    citations, _ = citations_and_mentions(page)
+    slugs = sorted({c.target.rsplit("#", 1)[1] for c in citations} & set(entries))
+    return {slug: entries[slug].passage_digests() for slug in slugs}
 
 
 def opted_in_pages(bibliography: Path = BIBLIOGRAPHY) -> list[Path]:
@@ -185,6 +236,11 @@ def check(pages: list[Path], bibliography: Path = BIBLIOGRAPHY) -> list[str]:
             text = re.sub(r" \(((?:19|20)\d\d)\)$", r", \1", " ".join(citation.text.split()))
             if text != entry.name:
                 findings.append(f"{where}: citation text {citation.text!r} is not the entry's name {entry.name!r}")
+            for year in citation.years_beside:
+                if year != entry.year:
+                    findings.append(
+                        f"{where}: the year {year} beside the citation {citation.text!r} is not its entry's, {entry.year}"
+                    )
             cited.add(slug)
         for line, mention in mentions:
             findings.append(
@@ -203,11 +259,29 @@ def check(pages: list[Path], bibliography: Path = BIBLIOGRAPHY) -> list[str]:
                 f"{where}: entry {entry.name!r} has no supporting passage with its "
                 "source (a last line '— abstract, <url>' or '— text, ..., <url>')"
             )
+        for statement in entry.cited_for:
+            said = " ".join(statement.passages)
+            missing = [n for n in statement_numbers(statement.text) if n not in said]
+            if missing:
+                findings.append(
+                    f"{rel_path(bibliography)}:{statement.line}: entry {entry.name!r} is cited for "
+                    f"{', '.join(missing)}, which no passage quoted under that statement says"
+                )
         if entry.unsourced:
             findings.append(
                 f"{where}: entry {entry.name!r} has {entry.unsourced} passage(s) that do not say where they were found"
             )
     return findings
+
+
+def statement_numbers(statement: str) -> list[str]:
+    """The numbers a "Cited for" statement says of the paper: digits outside
+    its opening parenthesis (the pages and sections citing it) and outside
+    links; "14" of "14 times fewer", "20" of "roughly 20 times"."""
+    body = statement.split("):", 1)[1] if "):" in statement else statement
+    body = re.sub(r"\[[^\]]*\]\([^)]*\)", "", body)
+    body = re.sub(r"\((?:[Ss]ections?|Table|Figure) [^)]*\)", "", body)  # where in the paper, not what it says
+    return [n.rstrip(".,") for n in re.findall(r"(?<![\w.])\d[\d,.]*\d|(?<![\w.])\d(?![\w])", body)]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,7 +40,7 @@ import difflib
 import json
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from markdown_it import MarkdownIt
@@ -50,7 +50,7 @@ from mdit_py_plugins.myst_blocks import myst_block_plugin
 
 from pagekit import numeric_env
 from pagekit import inputs as section_inputs
-from pagekit import page_rules, wording
+from pagekit import check_citations, page_rules, wording
 from pagekit.golden import allowlist_row
 from pagekit.registry import PageNameError, claim_scripts, package_for_page, page_config, page_packages, rel_path
 
@@ -319,6 +319,42 @@ def parse_backing(comment: str, section: int, line: int, path: Path) -> Backing 
     return Backing(section, line, match.group("script"), match.group("key"), decoded)
 
 
+@dataclass(frozen=True)
+class FigureSays:
+    """A `% figure says "phrase" ...` line just above a {figure}: what the
+    figure's caption and its alt text must both say (each phrase backed by
+    a claim of the section, through a `% backs` line), so the two cannot
+    tell the reader opposite things."""
+
+    section: int
+    line: int
+    phrases: tuple[str, ...]
+    figure: str = ""  # the SVG of the {figure} that follows
+
+
+SAYS_LINE = re.compile(r"^\s*figure\s+says\s+(?P<phrases>\".*)$")
+
+
+def parse_figure_says(comment: str, section: int, line: int, path: Path) -> FigureSays | None:
+    """A `% figure says` comment line, or None for any other comment."""
+    if not re.match(r"\s*figure\s+says\b", comment):
+        return None
+    match = SAYS_LINE.match(comment)
+    phrases = QUOTED.findall(match.group("phrases")) if match else []
+    if not match or QUOTED.sub("", match.group("phrases")).strip() or not phrases:
+        raise PageError(
+            f'{rel(path)}:{line}: a figure-says line reads `% figure says "phrase" "phrase" ...`, '
+            f"got {comment.strip()!r}"
+        )
+    try:
+        decoded = tuple(json.loads(p) for p in phrases)
+    except json.JSONDecodeError as problem:
+        raise PageError(
+            f"{rel(path)}:{line}: a figure-says phrase is not a valid quoted string ({problem.msg})"
+        ) from None
+    return FigureSays(section, line, decoded)
+
+
 @dataclass
 class ParsedPage:
     path: Path
@@ -328,6 +364,7 @@ class ParsedPage:
     text: dict[int, list[str]] = field(default_factory=dict)  # section -> its prose, for backed phrases
     passages: list[Passage] = field(default_factory=list)  # the prose with lines, for the wording check
     backing: list[Backing] = field(default_factory=list)  # the `% backs` lines
+    figure_says: list[FigureSays] = field(default_factory=list)  # the `% figure says` lines, with their figures
     newline: str = "\n"
 
 
@@ -368,6 +405,8 @@ def parse_page(path: Path, structural: tuple[str, ...] = ()) -> ParsedPage:
     state = {"section": 0, "seen": {}, "figure": ""}
     patterns = [re.compile(p) for p in structural]
     walk_tokens(markdown_parser().parse(source), lines, 0, page, patterns, state)
+    if state.get("says"):
+        raise PageError(f"{rel(path)}:{state['says'][0].line}: a `% figure says` line with no {{figure}} after it")
     return page
 
 
@@ -376,6 +415,13 @@ def walk_tokens(tokens, lines: list[str], line_offset: int, page: ParsedPage, pa
     heading_level = None
     for token in tokens:
         first_line = (token.map[0] + 1 + line_offset) if token.map else None
+        pending = state.get("says")
+        if pending and token.type in ("inline", "fence", "math_block", "colon_fence", "heading_open"):
+            if not (token.type == "colon_fence" and directive_name(token.info) == "figure"):
+                raise PageError(
+                    f"{rel(path)}:{pending[0].line}: a `% figure says` line stands just above the {{figure}} "
+                    "it describes, with nothing between"
+                )
         if token.type == "code_block":
             raise PageError(
                 f"{rel(path)}:{first_line}: an indented code block (four spaces): its numbers "
@@ -409,6 +455,9 @@ def walk_tokens(tokens, lines: list[str], line_offset: int, page: ParsedPage, pa
                 backing = parse_backing(comment, state["section"], first_line + i, path)
                 if backing:
                     page.backing.append(backing)
+                says = parse_figure_says(comment, state["section"], first_line + i, path)
+                if says:
+                    state.setdefault("says", []).append(says)
             continue
         if token.type == "heading_open":
             heading_level = token.tag
@@ -487,6 +536,8 @@ def walk_directive(token, lines, line_offset, page: ParsedPage, patterns, state)
     outer_figure = state["figure"]
     if name == "figure":  # its body is the caption of this SVG
         state["figure"] = figure_of(token.info)
+        # The `% figure says` lines just above it are this figure's.
+        page.figure_says += [replace(says, figure=state["figure"]) for says in state.pop("says", [])]
     walk_tokens(markdown_parser().parse(body), lines, start + 1 + skip, page, patterns, state)
     state["figure"] = outer_figure
 
@@ -780,6 +831,7 @@ def check_page(
             wording.pinned_allowlist(allowlist_path or wording.ALLOWLIST, config.PAGE, PageError),
             (allowlist_path or wording.ALLOWLIST).name,
         )
+        report.findings += check_pinned_passages(golden_dir / "page.json", check_citations.cited_passages(page_path))
 
     # Quotes nothing uses: not in the prose of a section allowed to use them
     # and not drawn in the script's figures (a code block does not count).
@@ -984,6 +1036,25 @@ def check_binding(pinned_path: Path, binding: list, page: ParsedPage) -> list[Fi
     return findings
 
 
+def check_pinned_passages(pinned_path: Path, passages: dict[str, list[str]]) -> list[Finding]:
+    """The bibliography's passages the page's citations rest on must be the
+    ones the golden record pinned (by hash): a passage trimmed of the
+    sentence the page relies on, or reworded, is a reviewed change."""
+    if not pinned_path.exists():
+        return []  # check_binding names the missing record
+    pinned = load_json(pinned_path, "the pinned prose numbers", "run `make golden`")
+    listed = pinned.get("passages", {}) if isinstance(pinned, dict) else {}
+    return [
+        Finding(
+            None,
+            f"the passages quoted for the bibliography entry #{slug} changed since {rel(pinned_path)} was pinned "
+            "(a passage trimmed, reworded or added); check them against the paper, then `make golden` pins them",
+        )
+        for slug, digests in sorted(passages.items())
+        if listed.get(slug) != digests
+    ]
+
+
 def check_pinned_allowlist(pinned_path: Path, entries: list[dict], name: str) -> list[Finding]:
     """Each allowlist entry of the page must be one the golden record
     (page.json, written by `make golden`) lists: a new or changed entry is a
@@ -1038,7 +1109,8 @@ def pinned_binding(config, **paths) -> dict:
         )
         out.append({"section": number.section, "token": number.token, "quotes": quotes})
     allowlist = wording.pinned_allowlist(Path(paths.get("allowlist_path") or wording.ALLOWLIST), config.PAGE, PageError)
-    return {"page": config.PAGE, "numbers": out, "allowlist": allowlist}
+    passages = check_citations.cited_passages(page_path)
+    return {"page": config.PAGE, "numbers": out, "allowlist": allowlist, "passages": passages}
 
 
 def is_number(text: str) -> bool:

@@ -1181,40 +1181,66 @@ def check_units_and_runs(
 
 
 def check_captions(page, config, records: dict) -> list[tuple[int | None, str]]:
-    """Each caption phrase a drawing script declares must be in the caption
-    or alt text of the figure that shows its SVG, and backed by a claim."""
+    """Every figure of the page declares what its caption and its alt text
+    must both say: phrases of a `% figure says` line just above it, or of
+    its drawing script (``save_figure(..., caption_phrases=)``). Each phrase
+    must stand in the caption and in the alt text, and be backed by a claim
+    of the section (a `% backs` line), so neither can say the opposite of
+    the other or of the run."""
     findings = []
     shown: dict[str, list] = {}
     for passage in page.passages:
         if passage.figure and passage.kind in ("caption", "alt"):
             shown.setdefault(passage.figure, []).append(passage)
+
+    def backed_by(scripts) -> set[str]:
+        return {
+            clean(p) for name in scripts for c in records.get(name, {}).get("claims", []) for p in c.get("backs", [])
+        }
+
+    declared: dict[str, list[tuple[str, str, set[str]]]] = {}  # svg -> (phrase, who declares it, phrases backed)
     for script, record in sorted(records.items()):
-        backed = {clean(p) for c in record.get("claims", []) for p in c.get("backs", [])}
         for svg, phrases in record.get("caption_phrases", {}).items():
-            passages = shown.get(svg, [])
-            if not passages:
+            if not shown.get(svg):
                 findings.append(
                     (None, f"{script} declares caption phrases for {svg}, but no figure of the page shows it")
                 )
                 continue
-            said = " ".join(clean(p.text) for p in passages)
-            line = next((p.line for p in passages if p.kind == "caption"), passages[0].line)
-            for phrase in phrases:
-                if clean(phrase) not in backed:
-                    findings.append(
-                        (
-                            line,
-                            f"{script}'s caption phrase {phrase!r} for {svg} is backed "
-                            "by no claim of the script (add it to a `% backs` line of the section)",
-                        )
+            declared.setdefault(svg, []).extend((phrase, script, backed_by([script])) for phrase in phrases)
+    for says in page.figure_says:
+        scripts = config.SECTION_SCRIPTS.get(says.section, ()) or tuple(records)
+        declared.setdefault(says.figure, []).extend(
+            (phrase, f"the `% figure says` line at line {says.line}", backed_by(scripts)) for phrase in says.phrases
+        )
+    for svg, passages in sorted(shown.items()):
+        line = next((p.line for p in passages if p.kind == "caption"), passages[0].line)
+        if not declared.get(svg):
+            findings.append(
+                (
+                    line,
+                    f"figure {svg} declares nothing its caption and alt text must both say: put a "
+                    '`% figure says "phrase"` line just above it (a phrase a claim of its section backs)',
+                )
+            )
+            continue
+        caption = " ".join(clean(p.text) for p in passages if p.kind == "caption")
+        alt = " ".join(clean(p.text) for p in passages if p.kind == "alt")
+        for phrase, who, backed in declared[svg]:
+            if clean(phrase) not in backed:
+                findings.append(
+                    (
+                        line,
+                        f"the phrase {phrase!r} that {who} declares for {svg} is backed by no claim of its "
+                        "section (add it to a `% backs` line)",
                     )
-                if clean(phrase) not in said:
-                    findings.append(
-                        (
-                            line,
-                            f"the caption and alt text of {svg} no longer say "
-                            f"{phrase!r}, which {script} declares for it (backed by a "
-                            "claim): restore the words, or change the script",
-                        )
+                )
+            missing = [where for where, text in (("caption", caption), ("alt text", alt)) if clean(phrase) not in text]
+            if missing:
+                findings.append(
+                    (
+                        line,
+                        f"the {' and the '.join(missing)} of {svg} no longer say {phrase!r}, which {who} "
+                        "declares for it (backed by a claim): both must say it; restore the words",
                     )
+                )
     return findings
