@@ -509,7 +509,9 @@ class Section:
             fig = draw()
             make_text_legible(fig)  # (first: the wrapping measures the sizes drawn)
             wrap_long_titles(fig)
-            self._write_svg(fig, path.with_name(f"{path.stem}{PHONE_SUFFIX}"), texts_apart=True)
+            # Texts apart is a rule for what readers see: the page's own run. Another
+            # seed, variant or the reduced run moves the data under the labels.
+            self._write_svg(fig, path.with_name(f"{path.stem}{PHONE_SUFFIX}"), texts_apart=self.is_page_run)
         return path
 
     def _write_svg(self, fig: Figure, path: Path, *, texts_apart: bool = False) -> None:
