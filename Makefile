@@ -71,8 +71,7 @@ notebook-times: $(VENV_STAMP) ## execute each notebook (SETTING=quick|page) and 
 	@$(PY) -m pagekit.notebooks --time $(or $(SETTING),quick) $(PAGE_ARG)
 
 check: $(VENV_STAMP) ## every number in the pages' prose against the printed numbers; every citation against the bibliography
-	@$(PY) -m pagekit.check_page $(PAGE)
-	@$(PY) -m pagekit.check_citations
+	@$(PY) -m pagekit.check_page --citations $(PAGE)
 
 fix: $(VENV_STAMP) ## rewrite the stale numbers make check found (unambiguous ones)
 	@$(PY) -m pagekit.check_page --fix $(PAGE)

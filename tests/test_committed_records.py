@@ -136,7 +136,7 @@ def across_seeds_mismatches(table: dict, records: dict[str, dict], rows) -> list
     """Rows of the across-seeds table whose seed-0 cell is not the committed
     number it stands for, or whose kernel range leaves it out."""
     wrong = []
-    for key, _, script, element in rows:
+    for key, _, script, element, *_ in rows:  # (the row label, fifth, is the table's)
         value, text, rel_tol, abs_tol = quote_element(records[script], element)
         cell = table["quotes"][f"{key}_seeds"]
         if cell["text"][0] != text:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 from pagekit import numeric_env
 from conftest import REPO_ROOT, rounding_stable, skip_bit_level
 from pagekit.golden import (
@@ -117,13 +119,15 @@ def test_figure_labels_equal_golden(run):
     assert fresh == pinned, f"the data under a figure's titles or labels changed; {ACCEPT}"
 
 
-def test_make_golden_refuses_labels_moved_to_other_data():
+@pytest.mark.parametrize(
+    "page, script", [("normalisation-and-stability", "loss_spike_replay"), ("normalisation-layers", "norm_placement")]
+)
+def test_make_golden_refuses_labels_moved_to_other_data(page, script):
     """Two legend labels swapped over unchanged data (or two panel titles
     exchanged) are refused by `make golden` without a reason; the same
-    words over new data (a changed run) are not."""
-    pinned = json.loads((golden_dir("normalisation-layers") / "norm_placement.json").read_text(encoding="utf-8"))[
-        "figure_labels"
-    ]
+    words over new data (a changed run) are not (issue 44, kind 11)."""
+    path = golden_dir(page) / f"{script}.json"
+    pinned = json.loads(path.read_text(encoding="utf-8"))["figure_labels"]
     name, panels = next((n, p) for n, p in pinned.items() if any(len(panel["series"]) >= 2 for panel in p))
     assert relabelled(pinned, pinned) == []
     swapped = json.loads(json.dumps(pinned))
@@ -131,7 +135,6 @@ def test_make_golden_refuses_labels_moved_to_other_data():
     series[0]["label"], series[1]["label"] = series[1]["label"], series[0]["label"]
     moves = relabelled(pinned, swapped)
     assert len(moves) == 2 and all(name in m for m in moves), moves
-    path = golden_dir("normalisation-layers") / "norm_placement.json"
     assert "--accept-relabel" in relabel_refusal(path, moves, None)
     assert relabel_refusal(path, moves, "renamed on purpose") is None
     rerun = json.loads(json.dumps(swapped))

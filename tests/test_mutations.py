@@ -208,8 +208,19 @@ def test_one_format_name_replaced_by_another_is_caught(tmp_path):
         phrase,
         count=1,
     )
-    lines = check_mutated(tmp_path, lambda s: s.replace(phrase, swapped, 1))
-    assert any("no longer says" in l for l in lines)
+
+    def swap_in_prose(source: str) -> str:
+        """The first occurrence in the prose: not in a `% backs` or `% figure says` comment line."""
+        at = next(
+            m.start()
+            for m in re.finditer(re.escape(phrase), source)
+            if not source[source.rfind("\n", 0, m.start()) + 1 : m.start()].lstrip().startswith("%")
+        )
+        return source[:at] + swapped + source[at + len(phrase) :]
+
+    lines = check_mutated(tmp_path, swap_in_prose)
+    # caught as a backed phrase gone ("no longer says") or as a figure's declared phrase gone ("no longer say")
+    assert any("no longer say" in l for l in lines), "\n".join(lines)
 
 
 # --- the words around the numbers: each kind of edit of issue 29, on each page ---
@@ -278,6 +289,43 @@ WORD_MUTATIONS = {
             "0.0724 in section 6 is followed by the unit 'ms', but it is loss_spike_replay.",
         ),
         (
+            "a one-machine timing made general in the code section, which runs no script of its own (issue 44, kind 8)",
+            "a bfloat16 linear layer under autocast was slower than a",
+            "a bfloat16 linear layer under autocast was always slower than a",
+            "a scope word 'always' in section 8",
+        ),
+        (
+            "a comparison a clause away from its number (issue 44, kind 2)",
+            "all, and the run ends at 1.6018",
+            "all, and the run ends lower than the clipped one, at 1.6018",
+            "a direction word 'lower' in section 6",
+        ),
+        (
+            "a run's numbers credited to the other placement, in a sentence (issue 44, kind 7)",
+            "post-norm's first block carries between 0.80 and 2.56",
+            "pre-norm's first block carries between 0.80 and 2.56",
+            "a number of the 'post-norm' run, but its sentence names only pre-norm",
+        ),
+        (
+            "a table's row label moved onto another run's numbers (issue 44, kind 6)",
+            "| pre-norm, first ÷ last |",
+            "| post-norm, first ÷ last |",
+            "1.15 in the table of section 4 (row 'post-norm, first ÷ last', column '4') is "
+            "residual_placement.grad_ratio_pre[0], a number of 4, pre-norm, but its labels name 4, post-norm",
+        ),
+        (
+            "a cause added to a result (issue 44, kind 4)",
+            "It happens during training.",
+            "It happens because the rate is too large for post-norm.",
+            "a causal word 'because' in section 4: no claim backs the phrase around it",
+        ),
+        (
+            "a negation added beside a number (issue 44, kind 4)",
+            "stream after its last (pre-norm's, 3.31 times)",
+            "stream after its last (pre-norm's, not 3.31 times)",
+            "a negation 'not' in section 4: no claim backs the phrase around it",
+        ),
+        (
             "a caption stating the opposite",
             "the clipped and skipped runs end below the run in which nothing was done.",
             "the clipped and skipped runs end above the run in which nothing was done.",
@@ -341,6 +389,37 @@ WORD_MUTATIONS = {
             "diverged at 0.3, 1 and 3; with batch norm the same network did not diverge",
             "diverged at 0.3, 1 and 3 at every seed; with batch norm the same network did not diverge",
             "a scope word 'at every seed' in section 1",
+        ),
+        (
+            "a comparison against the figure's lines in a caption (issue 44, kind 2)",
+            "still trains. Crosses mark diverged runs",
+            "still trains, and batch norm's line stays above the plain one. Crosses mark diverged runs",
+            "a direction word 'above' in section 3 (in a figure caption)",
+        ),
+        (
+            "a run's numbers credited to the other run, in a sentence (issue 44, kind 7)",
+            "Without QK-norm the largest logit grows with the learning rate: 42.0",
+            "With QK-norm the largest logit grows with the learning rate: 42.0",
+            "42.0 in section 9 is qk_norm.largest_plain[0]",
+        ),
+        (
+            "a table's row label moved onto another layer's timing (issue 44, kind 6)",
+            "| hand-written layer norm |",
+            "| hand-written RMS norm |",
+            "94.2 in the table of section 8 (row 'hand-written RMS norm', column 'CPU time per pass') is "
+            "rms_norm_speed.ms_hand_layer, a number of hand-written layer norm, but its labels name hand-written rms norm",
+        ),
+        (
+            "a cause added to a result (issue 44, kind 4)",
+            "At 3 the network did not diverge but learned nothing",
+            "At 3 the network did not diverge because it learned nothing",
+            "a causal word 'because' in section 3: no claim backs the phrase around it",
+        ),
+        (
+            "a negation added beside a number (issue 44, kind 4)",
+            "accuracy, 0.125, is within 2 standard errors of chance",
+            "accuracy, 0.125, is not within 2 standard errors of chance",
+            "a negation 'not' in section 3: no claim backs the phrase around it",
         ),
         (
             "a caption stating the opposite",
@@ -474,3 +553,26 @@ def test_an_explanation_widened_from_its_point_to_a_range_is_caught(tmp_path, pa
     assert caught[0].startswith(f"{page}:{line}:"), caught[0]
     assert "is tested at one point: a range needs a sweep claim (section.sweep_claim)" in caught[0], caught[0]
     assert "at lr 1 the" in caught[0], "the finding names the single-point claim behind the words"
+
+
+# --- tables bound to runs and settings (issue 44, kind 6) ---
+
+
+def test_two_columns_swapped_in_a_tables_header_are_caught_under_any_golden_record(tmp_path):
+    """A careless author swaps two learning rates in the header of section 9's
+    table and re-pins the golden record, which pins numbers by place. The
+    table rule reads each cell under its column and row, and its quote
+    declares which rate it is: the first body row names the wrong rate."""
+    config = page_config("normalisation_layers")
+    source = (REPO_ROOT / config.PAGE_FILE).read_text(encoding="utf-8")
+    old, new = "| Learning rate | 0.01 | 0.03 | 0.1 |", "| Learning rate | 0.03 | 0.01 | 0.1 |"
+    at, line = prose_target(source, old)
+    page = tmp_path / "page.md"
+    page.write_text(source[:at] + new + source[at + len(old) :], encoding="utf-8")
+    lines = check_page.check_page(config, page_path=page).lines()
+    expected = (
+        f"{page}:{line + 2}: 42.0 in the table of section 9 (row 'Largest logit, no QK-norm', column '0.03') is "
+        "qk_norm.largest_plain[0], a number of 0.01, largest logit, no qk-norm, without qk-norm, but its labels name "
+        "0.03, largest logit, no qk-norm"
+    )
+    assert expected in lines, "\n".join(lines)

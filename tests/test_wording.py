@@ -277,7 +277,14 @@ def test_a_figure_says_line_stands_just_above_its_figure(tmp_path, body, message
     "text, expected",
     [
         ("not at every seed", ["one_run"]),
-        ("neither always wins", []),
+        # "neither always" is no scope; "neither" is a negation (checked beside a number)
+        ("neither always wins", ["negation"]),
+        # causal words, by their inflections, and the noun that looks like one (issue 44, kind 4)
+        ("it diverged because the changes multiply", ["cause"]),
+        ("the probe showed that the surface is smoother", ["cause"]),
+        ("the figure shows the loss", []),
+        ("it gives the same result in both batches", []),
+        ("which led to a spike", ["cause"]),
         ("with every seed shifted by one", []),
         ("held at every seed and under every kernel", ["general", "general"]),
     ],

@@ -40,6 +40,15 @@ SECTION_SCRIPTS = {
 }
 
 # Quotes any section may use besides its own: "<script>.<quote>".
+# Sections that run nothing but restate other sections' results: "Using it
+# in Python" puts the advice of sections 1, 2, 4, 5 and 6 into one block of
+# code (its printed numbers are the block's own, checked by the test that
+# runs it), so the claims of those sections' scripts back its words
+# (registry.claim_scripts).
+SUMMARY_SCRIPTS = {
+    8: ("unit_mismatch", "norm_worked_vector", "residual_placement", "mixed_precision", "loss_spike_replay")
+}
+
 SHARED_QUOTES: tuple[str, ...] = ()
 
 # Structural numbers that are not results, as regular expressions matched

@@ -49,6 +49,7 @@ MOVED_FACTOR = 3  # "several times": how far the weights have moved by the peak,
 EARLY_STEPS = 50  # the steps at the start whose gradient norms the spike comparison leaves out
 BAD_NORM_SHARE = 0.01  # every later gradient norm stays below this share of the bad step's
 LAST_STEPS = 100  # the gradient norm at the end: a median over this many steps
+RARE_BELOW_USUAL = 0.01  # the share of the steps after the bad one with a norm below the usual level, below
 DIVISOR_JUMP_FACTOR = 10  # the divisor on the bad step over the step before, above
 UPDATE_RATIO_DIVISOR = 100  # the update ratio stays below the gradient ratio over this
 CLIPPED_BUMP_SHARE = 0.1  # clipping's bump over the do-nothing rise, below
@@ -369,6 +370,12 @@ def compute(section):
         f"(median of the last {LAST_STEPS} steps)",
         float(np.median(gn0[-LAST_STEPS:])) > gn_usual,
     )
+    section.claim(
+        f"after the bad step, fewer than {RARE_BELOW_USUAL:.0%} of the steps have a gradient norm below its usual level",
+        int(np.sum(after_bad < gn_usual)) < RARE_BELOW_USUAL * len(after_bad),
+        f"{int(np.sum(after_bad < gn_usual))} of {len(after_bad)}",
+        key="norm-stays-above-after-the-spike",
+    )
 
     # Adam's divisor.
     div_usual = float(np.median(div0[usual]))
@@ -385,6 +392,7 @@ def compute(section):
     section.claim(
         f"the divisor {LATER_GAP} steps after the bad step is still over {DIVISOR_CLAIM_FACTOR}x its usual value",
         later_ratio > DIVISOR_CLAIM_FACTOR,
+        key="divisor-still-high-later",
     )
     section.claim(
         f"the divisor jumps on the bad step itself (over {DIVISOR_JUMP_FACTOR}x the step before)",
@@ -395,6 +403,7 @@ def compute(section):
         f"the divisor only falls after the bad step, never back to its usual value "
         f"(over {DIVISOR_CLAIM_FACTOR}x it at the end)",
         bool(np.all(np.diff(div0[bad_row:]) < 0)) and div0[-1] > DIVISOR_CLAIM_FACTOR * div_usual,
+        key="divisor-only-falls",
     )
 
     # The update (weight change) on the bad step.
@@ -438,6 +447,7 @@ def compute(section):
     section.claim(
         f"clipping leaves a bump under {CLIPPED_BUMP_SHARE:.0%} of the do-nothing rise",
         clipped_peak - losses[bad_row - 1, CLIPPED] < CLIPPED_BUMP_SHARE * total_rise,
+        key="clipping-leaves-a-bump",
     )
     skipped_rise = float(np.max(losses[bad_row:, SKIPPED])) - losses[bad_row - 1, SKIPPED]
     section.claim(

@@ -48,6 +48,7 @@ STREAM_LENGTH = 4
 WIDTH, HIDDEN, NORM_EPS = 24, 48, 1e-6
 PRE, POST = "pre", "post"
 PLACEMENTS = (PRE, POST)
+LABELS = {PRE: "pre-norm", POST: "post-norm"}  # the page's words: figures' legends, quotes' runs
 
 # One block, four numbers.
 BLOCK_SEED, BLOCK_SPREAD = 55, 0.7
@@ -548,8 +549,9 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
         p: np.array([probes[p][d]["grad_rms"][1] / probes[p][d]["grad_rms"][-1] for d in DEPTHS]) for p in PLACEMENTS
     }
     q("depths", DEPTHS, "d")
-    q("grad_ratio_pre", ratios[PRE], ".2f", unit="times")
-    q("grad_ratio_post", ratios[POST], ".2f", unit="times the gradient")
+    # Each element named by its placement and depth, as the page's table reads it.
+    q("grad_ratio_pre", ratios[PRE], ".2f", unit="times", runs=[(LABELS[PRE], f"{d}") for d in DEPTHS])
+    q("grad_ratio_post", ratios[POST], ".2f", unit="times the gradient", runs=[(LABELS[POST], f"{d}") for d in DEPTHS])
     section.sweep_claim(
         "pre-norm: the first block's gradient RMS is at least the last block's",
         {d: bool(r >= 1) for d, r in zip(DEPTHS, ratios[PRE])},
@@ -710,11 +712,11 @@ def compute(section, trained: list[np.ndarray]):
     q("adam_beta1", BETA1, "g")
     q("adam_beta2", BETA2, "g")
     q("adam_eps", ADAM_EPS, power_of_ten)
-    q("score_pre", scores[PRE], loss_text, rel_tol=0.9)
-    q("score_post", scores[POST][:n], loss_text, rel_tol=0.9)
+    q("score_pre", scores[PRE], loss_text, rel_tol=0.9, runs=[(LABELS[PRE], f"{r:g}") for r in RATES])
+    q("score_post", scores[POST][:n], loss_text, rel_tol=0.9, runs=[(LABELS[POST], f"{r:g}") for r in RATES])
     q("warmup_steps", WARMUP_STEPS, "d")
     q("warmup_rate", WARMUP_RATE, "g")
-    q("score_warmup", scores[POST][n], loss_text, rel_tol=0.9)
+    q("score_warmup", scores[POST][n], loss_text, rel_tol=0.9, run=(LABELS[POST], f"{WARMUP_RATE:g}", "warmup"))
     q("collapse_tol", COLLAPSE_TOL, ".0%")
     q("far_below", FAR_BELOW, ".0%")
     q("warmup_target", WARMUP_TARGET, power_of_ten)
@@ -818,7 +820,6 @@ def compute(section, trained: list[np.ndarray]):
 
 
 COLOURS = {PRE: PALETTE["blue"], POST: PALETTE["orange"]}
-LABELS = {PRE: "pre-norm", POST: "post-norm"}
 
 
 def draw(section, results):

@@ -297,6 +297,7 @@ def compute(section):
     section.claim(
         "scaling alone and centring alone each leave a larger curvature ratio than standardising",
         min(scaled.lam[-1] / scaled.lam[0], centred.lam[-1] / centred.lam[0]) > curv_std,
+        key="standardising-needs-both-halves",
     )
     steep, flat = raw.V[:, -1], raw.V[:, 0]
     section.claim(

@@ -131,6 +131,7 @@ SHARED_QUOTES: tuple[str, ...] = (
 STRUCTURAL = (
     r"[Ss]ections? (?P<n>[1-9][0-9]?)\b",
     r"[Ss]ections (?:[1-9], )*[1-9] and (?P<n>[1-9][0-9]?)\b",
+    r"[Ss]ections [1-9][0-9]? to (?P<n>[1-9][0-9]?)\b",  # "the MLP of sections 3 to 5"
     r"first page's section (?P<n>[1-9])\b",
     # The year of a cited paper: "(Ioffe and Szegedy, 2015)", "Bjorck et al. (2018)".
     r"(?:[A-Z][A-Za-z]+|al\.|colleagues),? \(?(?P<n>(?:19|20)\d\d)\)?",

@@ -27,6 +27,7 @@ INPUTS = (
 REPORT_DATA = Path(__file__).resolve().parent / INPUTS[0]
 THREAD_CHECK = Path(__file__).resolve().parent / INPUTS[1]  # written by `make thread-check` (thread_check.py)
 SEEDS = ("seed 0", "seed 1", "seed 2")
+ACT, FEAT, GAIN = "noise on every activation", "noise per feature", "accuracy minus batch norm's"
 TWO_THREADS = "torch-two-threads"
 LOW_RATE_ORDER = "at lr 0.003 post-norm ends below pre-norm"  # norm_placement's page-run claim
 QK_LOW_RATE_ORDER = "on the page's run at lr 0.01 the run without QK-norm ends below the run with it"  # qk_norm's
@@ -60,37 +61,42 @@ SUMMARY_KEYS = {
     ("norm_placement", RMS_MATCHES): "rms-tolerance-met-everywhere",
 }
 
-# (row key, page section, section script, quote element): the runs the table shows.
+# (row key, page section, section script, quote element, the row's label in
+# the page's table): the runs the table shows. The label is each quote's run
+# name, so the page check refuses a row label moved to another row's numbers.
 ROWS = (
-    ("plain_best", 3, "batch_norm_learning_rate", "plain_best_accuracy"),
-    ("bn_best", 3, "batch_norm_learning_rate", "bn_best_accuracy"),
-    ("act_gain_low", 4, "covariate_shift", "act_gain_0_1"),
-    ("act_gain_high", 4, "covariate_shift", "act_gain_0_3"),
-    ("feat_gain_low", 4, "covariate_shift", "feat_gain_0_1"),
-    ("feat_gain_high", 4, "covariate_shift", "feat_gain_0_3"),
-    ("act_gain_top", 4, "covariate_shift", "act_gain_1"),
-    ("feat_gain_top", 4, "covariate_shift", "feat_gain_1"),
-    ("smoothness_ratio", 5, "loss_smoothness", "median_ratio"),
-    ("bn_beta_top", 5, "loss_smoothness", "bn_sweep_beta_median[2]"),
-    ("bn_weight_top", 5, "loss_smoothness", "bn_sweep_weight_norm[2]"),
-    ("bn_change", 6, "layer_norm_batch", "bn_change"),
-    ("post_low", 7, "norm_placement", "final_post_low"),
-    ("pre_low", 7, "norm_placement", "final_pre_low"),
-    ("post_warmup", 7, "norm_placement", "final_post_warmup"),
-    ("post_no_warmup", 7, "norm_placement", "final_post_no_warmup"),
-    ("pre_warmup", 7, "norm_placement", "final_pre_warmup"),
-    ("pre_no_warmup", 7, "norm_placement", "final_pre_no_warmup"),
-    ("rms_pre_no_warmup", 8, "norm_placement", "final_rms_pre_no_warmup"),
-    ("rms_gap", 8, "norm_placement", "rms_gap"),
-    ("logit_plain_low", 9, "qk_norm", "largest_plain[0]"),
-    ("logit_plain_mid", 9, "qk_norm", "largest_plain[1]"),
-    ("logit_plain_high", 9, "qk_norm", "largest_plain[2]"),
-    ("logit_qk_low", 9, "qk_norm", "largest_qk[0]"),
-    ("logit_qk_mid", 9, "qk_norm", "largest_qk[1]"),
-    ("logit_qk_high", 9, "qk_norm", "largest_qk[2]"),
-    ("loss_plain_high", 9, "qk_norm", "final_plain[2]"),
-    ("loss_qk_high", 9, "qk_norm", "final_qk[2]"),
+    ("plain_best", 3, "batch_norm_learning_rate", "plain_best_accuracy", "plain MLP, best validation accuracy"),
+    ("bn_best", 3, "batch_norm_learning_rate", "bn_best_accuracy", "batch-norm MLP, best validation accuracy"),
+    ("act_gain_low", 4, "covariate_shift", "act_gain_0_1", f"{ACT}, {GAIN}, lr 0.1"),
+    ("act_gain_high", 4, "covariate_shift", "act_gain_0_3", f"{ACT}, {GAIN}, lr 0.3"),
+    ("feat_gain_low", 4, "covariate_shift", "feat_gain_0_1", f"{FEAT}, {GAIN}, lr 0.1"),
+    ("feat_gain_high", 4, "covariate_shift", "feat_gain_0_3", f"{FEAT}, {GAIN}, lr 0.3"),
+    ("act_gain_top", 4, "covariate_shift", "act_gain_1", f"{ACT}, {GAIN}, lr 1"),
+    ("feat_gain_top", 4, "covariate_shift", "feat_gain_1", f"{FEAT}, {GAIN}, lr 1"),
+    ("smoothness_ratio", 5, "loss_smoothness", "median_ratio", "median smoothness, plain over batch norm, lr 0.1"),
+    ("bn_beta_top", 5, "loss_smoothness", "bn_sweep_beta_median[2]", "batch norm's median smoothness, lr 1"),
+    ("bn_weight_top", 5, "loss_smoothness", "bn_sweep_weight_norm[2]", "batch norm's median hidden weight norm, lr 1"),
+    ("bn_change", 6, "layer_norm_batch", "bn_change", "batch norm: largest change of example 0's output"),
+    ("post_low", 7, "norm_placement", "final_post_low", "post-norm, lr 0.003"),
+    ("pre_low", 7, "norm_placement", "final_pre_low", "pre-norm, lr 0.003"),
+    ("post_warmup", 7, "norm_placement", "final_post_warmup", "post-norm, lr 0.01, warmup"),
+    ("post_no_warmup", 7, "norm_placement", "final_post_no_warmup", "post-norm, lr 0.01, no warmup"),
+    ("pre_warmup", 7, "norm_placement", "final_pre_warmup", "pre-norm, lr 0.01, warmup"),
+    ("pre_no_warmup", 7, "norm_placement", "final_pre_no_warmup", "pre-norm, lr 0.01, no warmup"),
+    ("rms_pre_no_warmup", 8, "norm_placement", "final_rms_pre_no_warmup", "RMS norm, pre-norm, lr 0.01, no warmup"),
+    ("rms_gap", 8, "norm_placement", "rms_gap", "RMS norm minus layer norm, pre-norm, lr 0.01, no warmup, absolute"),
+    ("logit_plain_low", 9, "qk_norm", "largest_plain[0]", "largest logit, no QK-norm, lr 0.01"),
+    ("logit_plain_mid", 9, "qk_norm", "largest_plain[1]", "largest logit, no QK-norm, lr 0.03"),
+    ("logit_plain_high", 9, "qk_norm", "largest_plain[2]", "largest logit, no QK-norm, lr 0.1"),
+    ("logit_qk_low", 9, "qk_norm", "largest_qk[0]", "largest logit, QK-norm, lr 0.01"),
+    ("logit_qk_mid", 9, "qk_norm", "largest_qk[1]", "largest logit, QK-norm, lr 0.03"),
+    ("logit_qk_high", 9, "qk_norm", "largest_qk[2]", "largest logit, QK-norm, lr 0.1"),
+    ("loss_plain_high", 9, "qk_norm", "final_plain[2]", "validation loss, no QK-norm, lr 0.1"),
+    ("loss_qk_high", 9, "qk_norm", "final_qk[2]", "validation loss, QK-norm, lr 0.1"),
 )
+# The table's columns, as its header names them.
+SEED_COLUMNS = ("seed offset 0", "seed offset 1", "seed offset 2")
+SPREAD_COLUMN, KERNEL_COLUMN = "mean ± sample sd", "other kernels, seed offset 0"
 
 
 def text_format(text: str) -> str:
@@ -112,16 +118,18 @@ def compute(section):
     q = section.quote
     sections = load_report()
     rows = []
-    for key, number, script, element in ROWS:
+    for key, number, script, element, label in ROWS:
         quote = sections[script]["quotes"][element]
         runs = sections[script]["runs"]
         fmt = text_format(quote["text"]["seed 0"])
         seeds = [quote["value"][s] for s in SEEDS]
         kernels = [quote["value"][r] for r in runs if r not in SEEDS[1:]]  # the page's run and the variants
-        q(f"{key}_seeds", seeds, fmt)
-        q(f"{key}_mean", statistics.fmean(seeds), fmt)
-        q(f"{key}_sd", statistics.stdev(seeds), fmt)  # the sample standard deviation (divisor n − 1)
-        rows.append((key, number, q(f"{key}_kernels", (min(kernels), max(kernels)), fmt)))
+        q(f"{key}_seeds", seeds, fmt, runs=[(label, column) for column in SEED_COLUMNS])
+        q(f"{key}_mean", statistics.fmean(seeds), fmt, run=(label, SPREAD_COLUMN))
+        # the sample standard deviation (divisor n − 1)
+        q(f"{key}_sd", statistics.stdev(seeds), fmt, run=(label, SPREAD_COLUMN))
+        spread = q(f"{key}_kernels", (min(kernels), max(kernels)), fmt, runs=[(label, KERNEL_COLUMN)] * 2)
+        rows.append((key, number, spread))
     q("seed_count", len(SEEDS), "d")
     # Section 5's momentum guide, over the report's runs: a surviving plain
     # network's largest probe can sit on either side of it, so it is no

@@ -41,17 +41,19 @@ def rate_key(rate: float) -> str:
     return f"{rate:g}".replace(".", "_")
 
 
-def quote_accuracies(q, runs: dict, network: str, key: str, rates) -> np.ndarray:
+def quote_accuracies(q, runs: dict, network: str, key: str, rates, row: str | None = None) -> np.ndarray:
     """Register each run's accuracy (or the step it diverged at) under
-    ``<key>_accuracy_<rate>``; returns the accuracies, NaN where it diverged."""
+    ``<key>_accuracy_<rate>``; returns the accuracies, NaN where it diverged.
+    ``row``: the page table's row for the network, whose columns are the rates."""
     acc = []
     for rate in rates:
         res = runs[network, rate]
+        run = (row, f"{rate:g}") if row else ()
         if res["diverged_at"] is None:
-            q(f"{key}_accuracy_{rate_key(rate)}", res["accuracy"], ".3f")
+            q(f"{key}_accuracy_{rate_key(rate)}", res["accuracy"], ".3f", run=run)
             acc.append(res["accuracy"])
         else:
-            q(f"{key}_diverged_step_{rate_key(rate)}", res["diverged_at"], "d")
+            q(f"{key}_diverged_step_{rate_key(rate)}", res["diverged_at"], "d", run=run)
             acc.append(np.nan)
     return np.array(acc)
 
@@ -106,7 +108,9 @@ def compute(section, trained: list[dict]):
     accuracies = {}
     for network in NETWORKS:
         key = "plain" if network == "plain" else "bn"
-        acc = accuracies[network] = quote_accuracies(q, runs, network, key, RATES)
+        acc = accuracies[network] = quote_accuracies(
+            q, runs, network, key, RATES, row=network
+        )  # rows "Plain", "Batch norm"
         survived = [r for r, a in zip(RATES, acc) if np.isfinite(a)]
         best = int(np.nanargmax(acc))
         q(f"{key}_best_accuracy", acc[best], ".3f")

@@ -123,8 +123,13 @@ def compute(section, trained: list[dict]):
     largest = {key: r["logits"].max(axis=1) for key, r in runs.items()}  # over blocks, per step
     for qk in (False, True):
         tag = "qk" if qk else "plain"
-        q(f"largest_{tag}", [largest[(lr, qk)].max() for lr in RATES], ",.1f")
-        q(f"final_{tag}", [runs[(lr, qk)]["validation"][-1] for lr in RATES], ".3f")
+        # Each element named as the page's table reads it (its row, its rate's
+        # column), then as the prose names the run.
+        who, run = ("QK-norm", "with QK-norm") if qk else ("no QK-norm", "without QK-norm")
+        largest_runs = [(f"largest logit, {who}", f"{lr:g}", run) for lr in RATES]
+        q(f"largest_{tag}", [largest[(lr, qk)].max() for lr in RATES], ",.1f", runs=largest_runs)
+        loss_runs = [(f"validation loss, {who}", f"{lr:g}", run) for lr in RATES]
+        q(f"final_{tag}", [runs[(lr, qk)]["validation"][-1] for lr in RATES], ".3f", runs=loss_runs)
     q("first_step_qk", [largest[(lr, True)][0] for lr in RATES], ".2f")
     # The final losses' sampling error over the validation windows, and the
     # paired error of each rate's difference (without minus with QK-norm).
@@ -154,7 +159,12 @@ def compute(section, trained: list[dict]):
         key="they-stayed-within-the-gains",
     )
     bound_at_largest = [float(runs[(lr, True)]["bounds"].max()) for lr in RATES]
-    q("largest_bound_qk", bound_at_largest, ",.1f")
+    q(
+        "largest_bound_qk",
+        bound_at_largest,
+        ",.1f",
+        runs=[("largest bound, QK-norm", f"{lr:g}", "with QK-norm") for lr in RATES],
+    )
     top = RATES[-1]
     with_qk, without = runs[(top, True)]["validation"][-1], runs[(top, False)]["validation"][-1]
     q("loss_gain_top", without - with_qk, ".3f")

@@ -32,6 +32,8 @@ Exit status 0 when clean, 1 on a finding, 2 on bad input.
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import re
 import sys
@@ -52,6 +54,13 @@ PAPER_LINK = re.compile(r"https?://\S+")
 # An author-year mention: "Ba, Kiros and Hinton, 2016", "Xiong and colleagues (2020)", "Wu and He, 2018".
 YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 YEAR_REACH = 24  # characters beside a citation link in which a year is read as the cited paper's
+# A link in a statement's opening parenthesis: the page, then its sections ("#7-where-...").
+STATEMENT_LINK = re.compile(r"\]\((?P<path>[^)#]+)(?:#(?P<section>\d+)-[^)]*)?\)")
+# The line under a statement listing its key phrases, a MyST comment (not shown
+# on the site): % key phrases: "pre-norm" = "Pre-LN"; "warmup"
+KEY_PHRASES = "% key phrases:"
+READING_LIST_REASON = "cited here for"  # a reading list's item that says what the paper is cited for
+KEY_PHRASE = re.compile(r'"([^"]+)"(?:\s*=\s*"([^"]+)")?')
 AUTHOR_YEAR = re.compile(r"\b(?:[A-Z][\w-]+|colleagues|et al\.)(?:,| \(|,? \()\s?(?:19|20)\d\d\b\)?")
 
 
@@ -63,6 +72,20 @@ class Statement:
     line: int
     text: str
     passages: list[str] = field(default_factory=list)
+    page: str = ""  # the citing page's file name, from the statement's opening parenthesis
+    sections: set[int] = field(default_factory=set)  # the page's sections it names
+    # The words the citing sentences use for what the paper is cited for: each
+    # (phrase on the page, the paper's own term for it in the passage).
+    key_phrases: list[tuple[str, str]] = field(default_factory=list)
+    key_line: int = 0
+
+    def __post_init__(self):
+        opening = self.text.split("):", 1)[0]
+        for m in STATEMENT_LINK.finditer(opening):
+            if m.group("section"):
+                self.sections.add(int(m.group("section")))
+            else:
+                self.page = Path(m.group("path")).name
 
 
 @dataclass
@@ -82,10 +105,14 @@ class Entry:
         return self.name.rsplit(", ", 1)[-1]
 
     def passage_digests(self) -> list[str]:
-        """A hash of each passage as quoted (its words and its source line):
-        pinned by `make golden`, so a trimmed or reworded passage is a
-        reviewed change."""
-        return [hashlib.sha256(" ".join(q.split()).encode()).hexdigest()[:16] for q in self.quoted]
+        """A hash of each passage as quoted (its words and its source line),
+        then of each "Cited for" statement with its key phrases: pinned by
+        `make golden`, so a trimmed or reworded passage, or a key phrase
+        added to let a sentence credit this paper, is a reviewed change."""
+        texts = list(self.quoted) + [
+            "statement: " + s.text + " key phrases: " + repr(s.key_phrases) for s in self.cited_for
+        ]
+        return [hashlib.sha256(" ".join(t.split()).encode()).hexdigest()[:16] for t in texts]
 
 
 @dataclass
@@ -95,6 +122,8 @@ class Citation:
     text: str
     target: str
     years_beside: list[str] = field(default_factory=list)  # years written right before or after the link
+    section: int | None = None  # the page's numbered section it stands in
+    sentence: str = ""  # the sentence it stands in (a table's whole row), in plain words
 
 
 def github_slug(heading: str) -> str:
@@ -103,14 +132,21 @@ def github_slug(heading: str) -> str:
 
 
 def parser() -> MarkdownIt:
-    return MarkdownIt("commonmark").use(front_matter_plugin)
+    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
 
 
 def read_bibliography(path: Path = BIBLIOGRAPHY) -> dict[str, Entry]:
-    """The entries by anchor, read with a Markdown parser."""
+    """The entries by anchor, read with a Markdown parser (once per text:
+    the page check asks for each page)."""
     if not path.is_file():
         raise FileNotFoundError(f"{rel_path(path)}: the bibliography is missing")
-    tokens = parser().parse(path.read_text(encoding="utf-8"))
+    return copy.deepcopy(_parsed_bibliography(str(path), path.read_text(encoding="utf-8")))
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed_bibliography(path_name: str, text: str) -> dict[str, Entry]:
+    path = Path(path_name)
+    tokens = parser().parse(text)
     entries: dict[str, Entry] = {}
     entry: Entry | None = None
     depth = 0  # inside a blockquote
@@ -139,6 +175,20 @@ def read_bibliography(path: Path = BIBLIOGRAPHY) -> dict[str, Entry]:
         elif token.type == "inline" and entry is not None and tokens[k - 1].type == "paragraph_open":
             if depth:
                 quote.append(token.content.strip())
+            elif token.content.startswith(KEY_PHRASES):
+                if not entry.cited_for:
+                    raise ValueError(f"{rel_path(path)}:{token.map[0] + 1}: key phrases before any **{CITED_FOR}**")
+                statement = entry.cited_for[-1]
+                if statement.key_phrases:
+                    raise ValueError(
+                        f"{rel_path(path)}:{token.map[0] + 1}: a second key-phrases line for one statement"
+                    )
+                statement.key_line = token.map[0] + 1
+                statement.key_phrases = [
+                    (page, paper or page) for page, paper in KEY_PHRASE.findall(token.content[len(KEY_PHRASES) :])
+                ]
+                if not statement.key_phrases:
+                    raise ValueError(f"{rel_path(path)}:{statement.key_line}: a key-phrases line with no quoted phrase")
             elif token.content.startswith(f"**{CITED_FOR}**"):
                 entry.statements += 1
                 entry.cited_for.append(Statement(token.map[0] + 1, token.content))
@@ -154,9 +204,25 @@ def citations_and_mentions(page: Path) -> tuple[list[Citation], list[tuple[int, 
     lines = page.read_text(encoding="utf-8")
     citations: list[Citation] = []
     mentions: list[tuple[int, str]] = []
-    for token in parser().parse(lines):
+    section: int | None = None
+    row: list[Citation] = []  # the citations of the table row being read, and its cells
+    cells: list[str] = []
+    tokens = parser().parse(lines)
+    for k, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag == "h2":
+            number = re.match(r"(\d+)\.", tokens[k + 1].content)
+            section = int(number.group(1)) if number else None
+        if token.type == "tr_open":
+            row, cells = [], []
+        if token.type == "tr_close":
+            for citation in row:
+                citation.sentence = plain(" | ".join(cells))
         if token.type != "inline" or not token.children:
             continue
+        in_row = tokens[k - 1].type in ("td_open", "th_open")
+        if in_row:
+            cells.append(token.content)
+        sentence_of = citing_sentences(token.content)
         line = token.map[0] + 1 if token.map else 0  # advanced at each line break
         in_link: str | None = None
         link_text = ""
@@ -168,8 +234,11 @@ def citations_and_mentions(page: Path) -> tuple[list[Citation], list[tuple[int, 
             elif child.type == "link_close":
                 last = None
                 if in_link is not None and "bibliography.md#" in in_link:
-                    last = Citation(page, link_line, link_text, in_link, YEAR.findall(before[-YEAR_REACH:]))
+                    last = Citation(page, link_line, link_text, in_link, YEAR.findall(before[-YEAR_REACH:]), section)
+                    last.sentence = next(sentence_of, "")
                     citations.append(last)
+                    if in_row:
+                        row.append(last)
                 in_link, before = None, ""
             elif child.type == "text":
                 if in_link is not None:
@@ -189,14 +258,40 @@ def citations_and_mentions(page: Path) -> tuple[list[Citation], list[tuple[int, 
     return citations, mentions
 
 
+SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]*]*\s+(?=[\"'(\[*_`]*[A-Z0-9])")
+LINK = re.compile(r"\[([^\]]*)\]\(([^)]*)\)")
+
+
+def plain(text: str) -> str:
+    """Markdown as the words a reader sees: links by their text, no emphasis,
+    one space between words."""
+    text = LINK.sub(lambda m: m.group(1), text)
+    return " ".join(re.sub(r"[*_`]", "", text).split())
+
+
+def citing_sentences(content: str):
+    """For each link into the bibliography in a paragraph's source, in order:
+    the plain words of the sentence it stands in."""
+    starts = [0] + [m.end() for m in SENTENCE_END.finditer(content)]
+    for m in LINK.finditer(content):
+        if "bibliography.md#" in m.group(2):
+            start = max(s for s in starts if s <= m.start())
+            ends = [s for s in starts if s > m.start()]
+            sentence = plain(content[start : ends[0] if ends else len(content)])
+            # A reading list's item opens with the citation alone ("Ba, Kiros and
+            # Hinton (2016)."): what it is cited for is the rest of the item.
+            yield plain(content) if plain(sentence.rstrip(".")) == plain(m.group(1)) else sentence
+
+
 def cited_passages(page: Path, bibliography: Path = BIBLIOGRAPHY) -> dict[str, list[str]]:
     """For each entry ``page`` cites: the hashes of its quoted passages
     (Entry.passage_digests), which `make golden` pins in the page's
     golden record."""
     entries = read_bibliography(bibliography)
-    citations, _ = citations_and_mentions(page)
-    slugs = sorted({c.target.rsplit("#", 1)[1] for c in citations} & set(entries))
-    return {slug: entries[slug].passage_digests() for slug in slugs}
+    # The link targets alone: the page check calls this for every page, and a
+    # full parse of the page (citations_and_mentions) is most of its cost.
+    targets = set(re.findall(r"\]\([^)#\s]*bibliography\.md#([\w-]+)\)", page.read_text(encoding="utf-8")))
+    return {slug: entries[slug].passage_digests() for slug in sorted(targets & set(entries))}
 
 
 def opted_in_pages(bibliography: Path = BIBLIOGRAPHY) -> list[Path]:
@@ -223,6 +318,7 @@ def check(pages: list[Path], bibliography: Path = BIBLIOGRAPHY) -> list[str]:
     cited: set[str] = set()
     for page in pages:
         citations, mentions = citations_and_mentions(page)
+        reading_list = reading_list_section(page)
         for citation in citations:
             where = f"{rel_path(page)}:{citation.line}"
             slug = citation.target.rsplit("#", 1)[1]
@@ -242,6 +338,7 @@ def check(pages: list[Path], bibliography: Path = BIBLIOGRAPHY) -> list[str]:
                         f"{where}: the year {year} beside the citation {citation.text!r} is not its entry's, {entry.year}"
                     )
             cited.add(slug)
+            findings += check_citing_sentence(citation, entry, where, reading_list)
         for line, mention in mentions:
             findings.append(
                 f"{rel_path(page)}:{line}: {mention!r} reads as a citation but links to no bibliography entry"
@@ -261,6 +358,18 @@ def check(pages: list[Path], bibliography: Path = BIBLIOGRAPHY) -> list[str]:
             )
         for statement in entry.cited_for:
             said = " ".join(statement.passages)
+            if not statement.key_phrases:
+                findings.append(
+                    f"{rel_path(bibliography)}:{statement.line}: entry {entry.name!r}: the statement lists no key "
+                    f'phrases (a line under it: {KEY_PHRASES} "phrase on the page" = "the paper\'s term")'
+                )
+            passage_words = " ".join(plain(said).lower().split())
+            for phrase, term in statement.key_phrases:
+                if " ".join(term.lower().split()) not in passage_words:
+                    findings.append(
+                        f"{rel_path(bibliography)}:{statement.key_line}: entry {entry.name!r}: the key phrase "
+                        f"{phrase!r} stands for {term!r}, which no passage quoted under its statement says"
+                    )
             missing = [n for n in statement_numbers(statement.text) if n not in said]
             if missing:
                 findings.append(
@@ -272,6 +381,46 @@ def check(pages: list[Path], bibliography: Path = BIBLIOGRAPHY) -> list[str]:
                 f"{where}: entry {entry.name!r} has {entry.unsourced} passage(s) that do not say where they were found"
             )
     return findings
+
+
+def check_citing_sentence(citation: Citation, entry: Entry, where: str, reading_list: int | None) -> list[str]:
+    """A citation stands in a section one of its entry's statements names
+    for that page (a page's opening and its reading list restate the
+    sections' citations: any statement for the page covers them), and its
+    sentence says one of that statement's key phrases: a finding credited to
+    the wrong, still cited, paper says none of that paper's phrases. A
+    reading list's item that only names the paper says nothing to check."""
+    page = citation.page.name
+    for_page = [s for s in entry.cited_for if s.page == page]
+    restating = citation.section in (None, reading_list)
+    fitting = for_page if restating else [s for s in for_page if citation.section in s.sections]
+    if not fitting:
+        return [
+            f"{where}: {entry.name!r} is cited in section {citation.section}, but no statement of the entry is for "
+            f"that section of {page} (its statements name "
+            + ("; ".join(f"sections {sorted(s.sections)}" for s in for_page) or "no section of the page")
+            + "): add the section to the statement that says what this sentence cites it for"
+        ]
+    said = citation.sentence.lower()
+    if citation.section is not None and citation.section == reading_list and READING_LIST_REASON not in said:
+        return []
+    phrases = [phrase for s in fitting for phrase, _ in s.key_phrases]
+    if phrases and not any(phrase.lower() in said for phrase in phrases):
+        return [
+            f"{where}: the sentence citing {entry.name!r} says none of the key phrases of what the entry is cited "
+            f"for ({', '.join(repr(p) for p in phrases)}): {shorten(citation.sentence)}"
+        ]
+    return []
+
+
+def reading_list_section(page: Path) -> int | None:
+    """The page's reading list: the numbered section whose heading says where to read next or further reading."""
+    m = re.search(r"^## (\d+)\. (?:Where to read next|Further reading)\b", page.read_text(encoding="utf-8"), re.M)
+    return int(m.group(1)) if m else None
+
+
+def shorten(text: str, width: int = 160) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def statement_numbers(statement: str) -> list[str]:

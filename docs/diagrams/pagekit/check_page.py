@@ -948,15 +948,17 @@ def check_backed_phrases(page: ParsedPage, config, records: dict) -> list[Findin
     """Each phrase a claim backs must still be in the prose of a section
     that uses the claim's script."""
     findings = []
+    prose = {n: section_prose(page, n) for n in page.sections}
     for script in sorted({s for scripts in config.SECTION_SCRIPTS.values() for s in scripts}):
         sections = [n for n in sorted(page.sections) if script in claim_scripts(config, n)]
         if not sections:
             continue
-        text = " ".join(section_prose(page, n) for n in sections)
+        text = " ".join(prose[n] for n in sections)
         for claim in records.get(script, {}).get("claims", []):
             for phrase in claim.get("backs", []):
+                words = " ".join(phrase.split())
                 # A whole-word match: "float16 has" must not pass inside "bfloat16 has".
-                if not re.search(rf"(?<![\w-]){re.escape(' '.join(phrase.split()))}(?![\w-])", text):
+                if words not in text or not re.search(rf"(?<![\w-]){re.escape(words)}(?![\w-])", text):
                     findings.append(
                         Finding(
                             page.sections[sections[0]],
@@ -1047,8 +1049,9 @@ def check_pinned_passages(pinned_path: Path, passages: dict[str, list[str]]) -> 
     return [
         Finding(
             None,
-            f"the passages quoted for the bibliography entry #{slug} changed since {rel(pinned_path)} was pinned "
-            "(a passage trimmed, reworded or added); check them against the paper, then `make golden` pins them",
+            f"the passages quoted for the bibliography entry #{slug}, or what it is cited for and its key phrases, "
+            f"changed since {rel(pinned_path)} was pinned (a passage trimmed, reworded or added, a key phrase "
+            "added); check them against the paper, then `make golden` pins them",
         )
         for slug, digests in sorted(passages.items())
         if listed.get(slug) != digests
@@ -1200,6 +1203,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("pages", nargs="*", help="pages by slug or package name (default: every page)")
     parser.add_argument("--fix", action="store_true", help="rewrite stale numbers whose new text is unambiguous")
     parser.add_argument(
+        "--citations",
+        action="store_true",
+        help="then check every citation against the bibliography (check_citations), in the same process",
+    )
+    parser.add_argument(
         "--wording-counts",
         action="store_true",
         help="also print how many sentences use direction or scope words and how they are backed",
@@ -1252,13 +1260,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.wording_counts and report.wording:
             w = report.wording
             print(
-                f"{name}: {w.sentences} sentence(s) with direction, scope or one-run words; {w.backed} backed "
+                f"{name}: {w.sentences} sentence(s) with direction, scope, one-run, range, causal or negation words; "
+                f"{w.backed} backed "
                 f"({w.by_claim} by a claim, {w.verified} verified from the quotes, {w.allowlisted} allowlisted), "
                 f"{w.pending} unbacked in pending sections; {w.allowlist_entries} allowlist entries "
                 f"({w.unit_entries} of them units)"
             )
             labels = {"direction": "direction words", "general": "scope words", "one_run": "one-run words"}
+            labels |= {"range": "range words", "cause": "causal words", "negation": "negations beside a number"}
             labels["unit"] = "unit words after a quote"
+            labels["table"] = "numbers in tables, read under their row and column"
             for kind, label in labels.items():
                 by = w.words.get(kind, {})
                 print(
@@ -1271,6 +1282,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"{name}: {len(report.lines())} problem(s) in {rel(report.page_path)}", file=sys.stderr)
             status = max(status, EXIT_MISMATCH)
+    if args.citations:
+        status = max(status, check_citations.main([]))
     return status
 
 

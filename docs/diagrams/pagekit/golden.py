@@ -170,7 +170,8 @@ def binding_differences(old: dict, new: dict) -> list[str]:
     # The bibliography's passages the page's citations rest on, by hash: a trimmed one shows here.
     old_passages, new_passages = old.get("passages", {}), new.get("passages", {})
     out += [
-        f"bibliography passages of {slug}: {len(old_passages.get(slug, []))} pinned -> {len(digests)}, changed"
+        f"bibliography passages and statements of {slug}: {len(old_passages.get(slug, []))} pinned -> "
+        f"{len(digests)}, changed"
         for slug, digests in new_passages.items()
         if old_passages.get(slug) != digests
     ]

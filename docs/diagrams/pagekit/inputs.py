@@ -25,6 +25,7 @@ with nothing to do must stay instant.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import re
@@ -296,9 +297,15 @@ def result_pins() -> str:
     """The locked ``name==version`` of the packages that compute or draw and
     of their dependencies: what of the lock can change a number or a byte."""
     try:
-        lock = read_lock(LOCK.read_text(encoding="utf-8"))
+        return _result_pins(LOCK.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return ""
+
+
+@functools.lru_cache(maxsize=2)
+def _result_pins(lock_text: str) -> str:
+    """result_pins for one text of the lock: the page check hashes every section's inputs."""
+    lock = read_lock(lock_text)
     return "\n".join(f"{name}=={version}" for name, version in result_closure(lock).items())
 
 

@@ -65,6 +65,8 @@ Light on purpose (re and tomllib): `make check` stays under a second.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import re
 import tomllib
@@ -193,10 +195,21 @@ VOCABULARY = direction_vocabulary()
 SIGNED_DIRECTION = {
     w: f.sign for w, f in VOCABULARY.items() if f.sign and f.role in ("comparative", "compare", "other")
 }
-DIRECTION = re.compile(
-    r"\b(?:" + "|".join(sorted((re.escape(w) for w in VOCABULARY), key=len, reverse=True)) + r"|\w+fold)\b",
-    re.I,
-)
+# Direction words are found by looking each word up in a set (a regular
+# expression alternating every form was the slowest step of `make check`).
+WORD = re.compile(r"\b[A-Za-z]+\b")
+FOLD = re.compile(r"\w+fold", re.I)  # "thousandfold"
+SINGLE_WORDS = frozenset(w for w in VOCABULARY if w.isalpha())
+PHRASES = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in VOCABULARY if not w.isalpha()) + r")\b", re.I)
+
+
+def direction_words(text: str) -> list[re.Match]:
+    """The direction words of ``text`` (VOCABULARY, and "thousandfold"), in order."""
+    found = [m for m in WORD.finditer(text) if m.group().lower() in SINGLE_WORDS or FOLD.fullmatch(m.group())]
+    found += PHRASES.finditer(text)
+    return sorted(found, key=lambda m: m.start())
+
+
 # What a quote's name says it is: a superlative or a verb of change next to a
 # number is verified when the number's quote names that statistic
 # (largest_difference, grad_max, clipped_divisor_rise) and contradicted when
@@ -327,11 +340,57 @@ RANGE = re.compile(
     re.I,
 )
 
+# Causal words: the sentence says why a result came out as it did, or that
+# a run proves something. Verbs by their inflections (CAUSAL_VERBS, with the
+# word that must follow where the bare verb is no verdict: "shows that", not
+# "shows the loss"); the rest spelled out. "since" and "so that" are left
+# out: on these pages they say when and what for, not why.
+CAUSAL_VERBS = {
+    "cause": ("", None),
+    "explain": ("", None),
+    "confirm": ("", None),
+    "prove": ("", ("proved", "proven")),
+    "show": (" that", ("showed", "shown")),
+    "lead": (" to", ("led", "led")),
+    "result": (" in", None),
+}
+NOUN_SPELLINGS = ("result in",)  # "the same result in both batches": the noun
+CAUSAL_PHRASES = (
+    "because",
+    "due to",
+    "owing to",
+    "thanks to",
+    "as a result",
+    "therefore",
+    "hence",
+    "which is why",
+    "that is why",
+)
+
+
+def causal_vocabulary() -> list[str]:
+    words = list(CAUSAL_PHRASES)
+    for lemma, (after, irregular) in CAUSAL_VERBS.items():
+        words += [form + after for form in verb_forms(lemma, irregular)]
+    return [w for w in words if w not in NOUN_SPELLINGS]
+
+
+CAUSE = re.compile(
+    r"\b(?:" + "|".join(sorted((re.escape(w) for w in causal_vocabulary()), key=len, reverse=True)) + r")\b", re.I
+)
+# Negations next to a quoted number: "did not diverge at 0.3" turned into
+# "diverged at 0.3" flips a verdict. ("no" and "without" name runs and
+# settings here: "no QK-norm", "post-norm without warmup"; "never" is a scope
+# word above.)
+NEGATION = re.compile(r"\b(?:not|cannot|neither|nor|none|\w+n't)\b", re.I)
+
 KINDS = {
     "general": "a scope word",
     "one_run": "a one-run word",
     "direction": "a direction word",
     "range": "a range word",
+    "cause": "a causal word",
+    "negation": "a negation",
 }
 
 
@@ -476,11 +535,28 @@ class UnitEntry:
 
 def read_allowlist(path: Path, error) -> dict:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return copy.deepcopy(parsed_toml(path.read_text(encoding="utf-8")))
     except FileNotFoundError:
         return {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as problem:
         raise error(f"{path.name}: not valid TOML: {problem}") from None
+
+
+@functools.lru_cache(maxsize=4)
+def parsed_toml(text: str) -> dict:
+    """The allowlist parsed once per text: the check reads it several times a page."""
+    return tomllib.loads(text)
+
+
+@functools.lru_cache(maxsize=None)
+def unit_pattern(unit: str) -> re.Pattern:
+    return re.compile(rf"{re.escape(unit)}(?![\w-])")
+
+
+@functools.lru_cache(maxsize=None)
+def cleaned(phrase: str) -> str:
+    """clean(), once per backed phrase: every sentence of a section looks for every phrase."""
+    return clean(phrase)
 
 
 def pending_sections(path: Path, page: str, error) -> set[int]:
@@ -557,20 +633,45 @@ def robustness_holds(path: Path) -> dict[tuple[str, str], dict[str, bool]] | Non
     return held
 
 
+# The words without which a pattern cannot match: a sentence with none of
+# them skips it (most sentences hold no scope, range or causal word).
+NEGATING = frozenset({"not", "neither", "nor", "cannot", "none"})
+ONE_RUN_WORDS = frozenset({"run", "runs", "seed", "seeds", "cpu"})
+GENERAL_WORDS = frozenset(
+    "every any all each both across regardless whatever consistently reliably robustly always never general "
+    "generally time exception invariable invariably".split()
+)
+RANGE_WORDS = frozenset("rate rates setting settings depth depths width widths size sizes window range".split())
+CAUSE_WORDS = frozenset(w for phrase in causal_vocabulary() for w in phrase.lower().split()[:1])
+
+
 def find_occurrences(text: str) -> list[Occurrence]:
     found = []
-    negated = [(m.start(), m.end()) for m in NEGATED_GENERAL.finditer(text)]
-    for m in ONE_RUN.finditer(text):
-        found.append(Occurrence("one_run", m.group(), m.start(), m.end()))
-    for m in GENERAL.finditer(text):
-        if any(a <= m.start() < b + 4 for a, b in negated) or any(o.start <= m.start() < o.end for o in found):
-            continue  # "not at every seed" says it is one run's
-        found.append(Occurrence("general", m.group(), m.start(), m.end()))
-    for m in DIRECTION.finditer(text):
+    lowered = text.lower()
+    words = set(WORD.findall(lowered))
+    negating = bool(words & NEGATING) or "n't" in lowered
+    negated = [(m.start(), m.end()) for m in NEGATED_GENERAL.finditer(text)] if negating else []
+    if words & ONE_RUN_WORDS:
+        for m in ONE_RUN.finditer(text):
+            found.append(Occurrence("one_run", m.group(), m.start(), m.end()))
+    if words & GENERAL_WORDS:
+        for m in GENERAL.finditer(text):
+            if any(a <= m.start() < b + 4 for a, b in negated) or any(o.start <= m.start() < o.end for o in found):
+                continue  # "not at every seed" says it is one run's
+            found.append(Occurrence("general", m.group(), m.start(), m.end()))
+    for m in direction_words(text):
         found.append(Occurrence("direction", m.group(), m.start(), m.end()))
-    for m in RANGE.finditer(text):
-        if not any(o.start <= m.start() < o.end for o in found if o.kind == "general"):
-            found.append(Occurrence("range", m.group(), m.start(), m.end()))
+    if words & RANGE_WORDS:
+        for m in RANGE.finditer(text):
+            if not any(o.start <= m.start() < o.end for o in found if o.kind == "general"):
+                found.append(Occurrence("range", m.group(), m.start(), m.end()))
+    if words & CAUSE_WORDS:
+        for m in CAUSE.finditer(text):
+            found.append(Occurrence("cause", m.group(), m.start(), m.end()))
+    if negating:
+        for m in NEGATION.finditer(text):
+            if not any(o.start <= m.start() < o.end for o in found):  # "not at every seed" is a one-run phrase
+                found.append(Occurrence("negation", m.group(), m.start(), m.end()))
     return sorted(found, key=lambda o: o.start)
 
 
@@ -579,6 +680,18 @@ def words_between(text: str, a: int, b: int) -> int:
     too far."""
     between = text[min(a, b) : max(a, b)]
     return FAR if CLAUSE_BREAK.search(between) else len(between.split())
+
+
+def in_a_clause_with_a_number(occurrence: Occurrence, bound: list[Bound], text: str) -> bool:
+    """A direction word anywhere in a clause that quotes a number states
+    something about it, however far from it ("the loss of the run with
+    warmup, at the end of its 200 steps, was 2.150, and lower than ...")."""
+    return any(
+        words_between(text, occurrence.end, n.start) < FAR
+        if n.start >= occurrence.end
+        else words_between(text, n.end, occurrence.start) < FAR
+        for n in bound
+    )
 
 
 def near_a_number(occurrence: Occurrence, bound: list[Bound], text: str) -> bool:
@@ -786,15 +899,65 @@ def run_names(quote: dict, printed: str | None = None) -> list[str]:
     return [r.lower() for r in names]
 
 
+SETTING = re.compile(r"(?:seed offset )?[\d.,]+")
+
+
+def is_setting(name: str) -> bool:
+    """A run name that is a number, or a seed offset, names a setting of a
+    sweep ("0.01" of a learning-rate column, "seed offset 1"): the table rule
+    reads it under its column; the sentence rule leaves it out, since prose
+    writes numbers for many reasons and one sentence often walks through
+    several seeds."""
+    return SETTING.fullmatch(name) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def name_pattern(name: str) -> re.Pattern:
+    """A run name (or any phrase) as whole words: not inside a longer word,
+    nor a number inside a longer number ("3" in "0.3")."""
+    return re.compile(rf"(?<![\w-])(?<!\d\.){re.escape(name)}(?![\w-])(?!\.\d)")
+
+
+def script_run_names(records: dict) -> dict[str, set[str]]:
+    """Every run name each script's quotes declare, settings included."""
+    return {
+        script: {r for q in record.get("quotes", {}).values() for r in run_names(q)}
+        for script, record in records.items()
+    }
+
+
+def prose_names(records: dict) -> set[str]:
+    """Every run name the page's quotes declare that prose may use (settings left out)."""
+    names = {r for record in records.values() for q in record.get("quotes", {}).values() for r in run_names(q)}
+    return {n for n in names if n and not is_setting(n)}
+
+
 def mentioned(text: str, names: set[str]) -> set[str]:
     """The run names a sentence uses; a name inside a longer one it also
-    uses ("post-norm" in "post-norm without warmup") does not count."""
+    uses ("post-norm" in "post-norm without warmup") does not count, nor a
+    number inside a longer one ("3" in "0.3")."""
     spans = []
     lowered = text.lower()
     for name in names:
-        for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", lowered):
+        for m in name_pattern(name).finditer(lowered):
             spans.append((m.start(), m.end(), name))
     return {name for a, b, name in spans if not any(c <= a and b <= d and (d - c) > (b - a) for c, d, _ in spans)}
+
+
+def quotes_by_text(config, records: dict, numbers, scripts) -> dict[str, list[tuple[str, str, dict]]]:
+    """The quotes of ``scripts`` and the page's shared quotes by their
+    printed text: text -> [(script, printed name, the quote's record)], an
+    element of a vector by its index ("largest_qk[0]")."""
+    shared = [tuple(e.partition(".")[::2]) for e in config.SHARED_QUOTES]
+    by_text: dict[str, list] = {}
+    for script, name in [(s, n) for s in scripts for n in records.get(s, {}).get("quotes", {})] + shared:
+        quote = records.get(script, {}).get("quotes", {}).get(name)
+        if quote is None:
+            continue
+        vector = isinstance(quote["text"], list)
+        for i, t in enumerate(quote["text"] if vector else [quote["text"]]):
+            by_text.setdefault(numbers.normalise(t), []).append((script, f"{name}[{i}]" if vector else name, quote))
+    return by_text
 
 
 def page_sentences(page, config, records: dict, numbers) -> list[Sentence]:
@@ -803,7 +966,6 @@ def page_sentences(page, config, records: dict, numbers) -> list[Sentence]:
     (``numbers``: the page check's number reader, numbers_in, as_float and
     normalise)."""
     patterns = [re.compile(p) for p in config.STRUCTURAL]
-    shared = [tuple(e.partition(".")[::2]) for e in config.SHARED_QUOTES]
     texts_of: dict[int, dict[str, list]] = {}  # section -> text -> [(script, printed name, quote record)]
     out = []
     for passage in page.passages:
@@ -811,17 +973,7 @@ def page_sentences(page, config, records: dict, numbers) -> list[Sentence]:
         if not scripts:
             continue  # no script's evidence reaches it (a reading list, the paper-only sections)
         if passage.section not in texts_of:
-            by_text: dict[str, list] = {}
-            for script, name in [(s, n) for s in scripts for n in records.get(s, {}).get("quotes", {})] + shared:
-                quote = records.get(script, {}).get("quotes", {}).get(name)
-                if quote is None:
-                    continue
-                vector = isinstance(quote["text"], list)
-                for i, t in enumerate(quote["text"] if vector else [quote["text"]]):
-                    by_text.setdefault(numbers.normalise(t), []).append(
-                        (script, f"{name}[{i}]" if vector else name, quote)
-                    )
-            texts_of[passage.section] = by_text
+            texts_of[passage.section] = quotes_by_text(config, records, numbers, scripts)
         by_text = texts_of[passage.section]
         for offset, raw in sentences(passage.text):
             text, names = clean_with_names(raw)
@@ -840,7 +992,16 @@ def page_sentences(page, config, records: dict, numbers) -> list[Sentence]:
                     )
             line = passage.line + passage.text.count("\n", 0, offset)
             sentence = Sentence(passage.section, line, text, passage.kind, [], bound, raw)
-            sentence.occurrences = [o for o in occurrences if o.kind != "direction" or near_a_number(o, bound, text)]
+            # A direction word counts anywhere in a clause with a quoted number,
+            # and anywhere in a caption or alt text, where it compares the
+            # figure's lines ("above the blue lines"); a negation, next to a number.
+            sentence.occurrences = [
+                o
+                for o in occurrences
+                if (o.kind == "direction" and (passage.kind != "prose" or in_a_clause_with_a_number(o, bound, text)))
+                or (o.kind == "negation" and near_a_number(o, bound, text))
+                or o.kind not in ("direction", "negation")
+            ]
             out.append(sentence)
     return out
 
@@ -862,10 +1023,13 @@ def backed_spans(sentence: Sentence, scripts, records: dict) -> list[tuple[int, 
     """Where the sentence holds a phrase a claim of the section backs:
     (start, end, script, claim)."""
     spans = []
+    lowered = sentence.text.lower()
     for script in scripts:
         for claim in records.get(script, {}).get("claims", []):
             for phrase in claim.get("backs", []):
-                wanted = clean(phrase)
+                wanted = cleaned(phrase)
+                if wanted.lower() not in lowered:
+                    continue  # most phrases are in no given sentence: skip the pattern
                 for m in re.finditer(re.escape(wanted), sentence.text, re.I):
                     spans.append((m.start(), m.end(), script, claim))
     return spans
@@ -903,17 +1067,20 @@ def check(
     derived = set(getattr(config, "DERIVED_SECTIONS", ()))
     report_name = robustness_path.name
     units = known_units(records)
+    names, by_script = prose_names(records), script_run_names(records)
     for sentence in page_sentences(page, config, records, numbers):
         scripts = claim_scripts(config, sentence.section)
-        findings += check_units_and_runs(sentence, records, units, listed, stats)
+        findings += check_units_and_runs(sentence, records, units, listed, stats, names, by_script)
         if not sentence.occurrences:
             continue
         stats.sentences += 1
         spans = backed_spans(sentence, scripts, records)
+        lowered = sentence.text.lower()
         allowed_here = [
             (m.start(), m.end(), entry)
             for entry in allowlist
-            for m in re.finditer(re.escape(entry.phrase), sentence.text)
+            if entry.phrase.lower() in lowered
+            for m in re.finditer(re.escape(entry.phrase), sentence.text, re.I)  # "Largest" opens a sentence
         ]
         how = set()
         missing = []
@@ -967,6 +1134,7 @@ def check(
                 )
             )
     findings += check_captions(page, config, records)
+    findings += check_tables(page, config, records, numbers, stats)
     for entry in unit_entries:
         if not entry.used:
             findings.append(
@@ -1117,22 +1285,40 @@ def check_units_and_runs(
     units: list[str] | None = None,
     listed: dict | None = None,
     stats: Stats | None = None,
+    prose_run_names: set[str] | None = None,
+    script_names: dict[str, set[str]] | None = None,
 ) -> list[tuple[int, str]]:
     """The unit after each quoted number, and the runs the sentence names
     (``units``: known_units(records), computed once for a page; ``listed``:
     the units the allowlist's [[unit]] entries give quotes without unit=,
-    by the number's quotes)."""
+    by the number's quotes; ``prose_run_names``: prose_names(records),
+    computed once for a page; ``script_names``: script_run_names(records))."""
     findings = []
     listed = listed or {}
     stats = stats or Stats()
     units = units if units is not None else known_units(records)
+    lowered = sentence.text.lower()
+    by_script_names = script_names if script_names is not None else script_run_names(records)
+    run_name_set = prose_run_names if prose_run_names is not None else prose_names(records)
+    name_spans = [
+        (m.start(), m.end(), name)
+        for name in run_name_set
+        if name in lowered
+        for m in name_pattern(name).finditer(lowered)
+    ]
+    # a name inside a longer one the sentence uses ("post-norm" in "post-norm without warmup") is that one
+    name_spans = [
+        (a, b, n)
+        for a, b, n in name_spans
+        if not any(c <= a and b <= d and (d - c) > (b - a) for c, d, _ in name_spans)
+    ]
     for number in sentence.bound:
         if declared_unit_span(number, sentence.text):
             stats.count("unit", "declared")
         else:  # not the unit a quote of it declares
             declared = sorted({u for _, _, q in number.quotes for u in units_of(q)})
             after = sentence.text[number.end :].lstrip()
-            written = next((u for u in units if re.match(rf"{re.escape(u)}(?![\w-])", after)), None)
+            written = next((u for u in units if unit_pattern(u).match(after)), None)
             ratio = RATIO_UNIT.match(after)  # "times smaller" after a quote that is "times bigger"
             if ratio and (written is None or len(ratio.group()) > len(written)):
                 written = ratio.group()
@@ -1156,27 +1342,129 @@ def check_units_and_runs(
                         ),
                     )
                 )
+        if any(a <= number.start and number.end <= b for a, b, _ in name_spans):
+            continue  # "0.003" of "post-norm, lr 0.003": part of a run's name, not a quote
         by_script: dict[str, list] = {}
         for script, name, quote in number.quotes:
             by_script.setdefault(script, []).append((name, quote))
         for script, quotes in by_script.items():
             if not all(run_names(q, n) for n, q in quotes):
                 continue
-            every_run = {r for q in records.get(script, {}).get("quotes", {}).values() for r in run_names(q)}
+            every_run = {r for r in by_script_names.get(script, set()) if not is_setting(r)}
             named = mentioned(sentence.text, every_run)
-            own = {r for n, q in quotes for r in run_names(q, n)}
+            own = {r for n, q in quotes for r in run_names(q, n) if not is_setting(r)}
+            if not own:
+                continue
+            printed = "/".join(f"{script}.{n}" for n, _ in quotes)
+            run = run_names(*quotes[0][::-1])[0]
             if named and not named & own:
-                names = "/".join(f"{script}.{n}" for n, _ in quotes)
                 findings.append(
                     (
                         line_of(sentence, number.start),
                         (
-                            f"{number.token} in section {sentence.section} is {names}, a number of the "
-                            f"{run_names(*quotes[0][::-1])[0]!r} run, but its sentence names only "
+                            f"{number.token} in section {sentence.section} is {printed}, a number of the "
+                            f"{run!r} run, but its sentence names only "
                             f'{", ".join(sorted(named))}: "{shorten(sentence.text)}"'
                         ),
                     )
                 )
+    return findings
+
+
+TABLE_ROW = re.compile(r"^\s*\|(.*)\|\s*$")
+TABLE_RULE = re.compile(r"^[\s|:-]+$")
+HEADING = re.compile(r"^## (\d+)\.")
+
+
+def page_tables(source: str):
+    """The pipe tables of a page's source: (section, line of the header,
+    header cells, [(line, cells)] of the body rows)."""
+    section, table = None, None
+    lines = source.splitlines()
+    for i, line in enumerate(lines + [""], start=1):
+        heading = HEADING.match(line)
+        if heading:
+            section = int(heading.group(1))
+        row = TABLE_ROW.match(line)
+        if row is None:
+            if table and table[3]:
+                yield table
+            table = None
+            continue
+        cells = [c.strip() for c in row.group(1).split("|")]
+        if table is None:
+            table = (section, i, cells, [])
+        elif not TABLE_RULE.match(line):
+            table[3].append((i, cells))
+
+
+def check_tables(page, config, records: dict, numbers, stats: Stats) -> list[tuple[int | None, str]]:
+    """Each quoted number in a table of a section with scripts is read under
+    its labels: its row's first cell, the row's other cells that quote no
+    number (the lineage's step), and its column's header. The run names the labels use must be
+    its quote's (run=, or runs= element by element), among them the run's
+    own name (the first) and each setting it declares (a run name that is a
+    number: its column's rate): labels swapped around pinned numbers then
+    fail, however the golden record was re-pinned, and every table number
+    must declare its run."""
+    findings = []
+    patterns = [re.compile(p) for p in config.STRUCTURAL]
+    by_script = script_run_names(records)
+    for section, _, header, rows in page_tables(page.path.read_text(encoding="utf-8")):
+        scripts = claim_scripts(config, section) if section is not None else ()
+        if not scripts:
+            continue
+        by_text = quotes_by_text(config, records, numbers, scripts)
+
+        def quoted(text: str, by_text=by_text) -> list[tuple[re.Match, list]]:
+            """The numbers of a cell that are quotes of the section, with their quotes."""
+            structural = [(m.start("n"), m.end("n")) for p in patterns for m in p.finditer(text)]
+            found = []
+            for m in numbers.numbers_in(text):
+                if not any(a <= m.start() and m.end() <= b for a, b in structural):
+                    quotes = by_text.get(numbers.normalise(m.group()))
+                    if quotes:
+                        found.append((m, quotes))
+            return found
+
+        for line, cells in rows:
+            texts = [clean(c) for c in cells]
+            row_words = [texts[0]] + [t for t in texts[1:] if not quoted(t)]
+            for column, text in enumerate(texts[1:], start=1):
+                heading = clean(header[column]) if column < len(header) else ""
+                labels = " | ".join(row_words + [heading])
+                for m, quotes in quoted(text):
+                    verdicts = []
+                    for script, name, quote in quotes:
+                        names = run_names(quote, name)
+                        if names:
+                            own = set(names)
+                            named = mentioned(labels, by_script.get(script, set()))
+                            # no other run's name, the run's own name, and every setting it declares
+                            needed = {names[0]} | {r for r in names if is_setting(r)}
+                            verdicts.append((named <= own and needed <= named, script, name, named, own))
+                    if any(ok for ok, *_ in verdicts):
+                        stats.count("table", "labels name its run")
+                        continue
+                    undeclared = [f"{s}.{n}" for s, n, q in quotes if not run_names(q, n)]
+                    where = f"{m.group()} in the table of section {section} (row {texts[0]!r}, column {heading!r})"
+                    if undeclared:
+                        findings.append(
+                            (
+                                line,
+                                f"{where} is {'/'.join(undeclared)}, which declares no run: give the quote run= (or "
+                                "runs= for a vector) in the words of the table's labels, so they are checked",
+                            )
+                        )
+                        continue
+                    _, script, name, named, own = verdicts[0]
+                    findings.append(
+                        (
+                            line,
+                            f"{where} is {script}.{name}, a number of {', '.join(sorted(own))}, but its labels "
+                            + (f"name {', '.join(sorted(named))}" if named else "name none of these"),
+                        )
+                    )
     return findings
 
 
@@ -1234,7 +1522,9 @@ def check_captions(page, config, records: dict) -> list[tuple[int | None, str]]:
                         "section (add it to a `% backs` line)",
                     )
                 )
-            missing = [where for where, text in (("caption", caption), ("alt text", alt)) if clean(phrase) not in text]
+            # whole words: "float16 has" is not said by "bfloat16 has"
+            said = name_pattern(clean(phrase))
+            missing = [where for where, text in (("caption", caption), ("alt text", alt)) if not said.search(text)]
             if missing:
                 findings.append(
                     (
