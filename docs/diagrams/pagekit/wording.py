@@ -11,7 +11,13 @@ into a conclusion:
   always, never, in general, ...);
 - one-run words that make it one run's result (this run, the page's run, ...);
 - range words that state a result over a set of settings (at larger rates,
-  at every rate, at both rates, at rates up to 1, across its window, ...).
+  at every rate, at both rates, at rates up to 1, across its window, ...);
+- causal words, from their verbs' inflections (because, due to, therefore,
+  causes, explained, shows that, led to, ...), and negations beside a
+  number (not, cannot, neither, ...-n't).
+
+Direction words count anywhere in a clause that quotes a number, and
+anywhere in a caption or alt text.
 
 The check reads every sentence of the prose, the captions and the alt text of
 a section that has scripts, and each occurrence of such a word must have
@@ -60,7 +66,11 @@ figure declares its caption's key phrases (``save_figure(...,
 caption_phrases=)``), each backed by a claim, and the caption or alt text of
 the figure that shows the SVG must say each.
 
-Light on purpose (re and tomllib): `make check` stays under a second.
+Each quoted number in a table is read under its row's label and its
+column's header, which must name its quote's run= and settings
+(check_tables).
+
+Light on purpose (re and tomllib): `make check` on both pages stays under 2 s.
 """
 
 from __future__ import annotations
