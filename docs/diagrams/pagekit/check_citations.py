@@ -43,6 +43,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from pagekit import wording
 from pagekit.registry import REPO_ROOT, rel_path
 
 BIBLIOGRAPHY = REPO_ROOT / "docs" / "references" / "bibliography.md"
@@ -216,7 +217,7 @@ def citations_and_mentions(page: Path) -> tuple[list[Citation], list[tuple[int, 
             row, cells = [], []
         if token.type == "tr_close":
             for citation in row:
-                citation.sentence = plain(" | ".join(cells))
+                citation.sentence = wording.clean(" | ".join(cells))
         if token.type != "inline" or not token.children:
             continue
         in_row = tokens[k - 1].type in ("td_open", "th_open")
@@ -258,29 +259,19 @@ def citations_and_mentions(page: Path) -> tuple[list[Citation], list[tuple[int, 
     return citations, mentions
 
 
-SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]*]*\s+(?=[\"'(\[*_`]*[A-Z0-9])")
-LINK = re.compile(r"\[([^\]]*)\]\(([^)]*)\)")
-
-
-def plain(text: str) -> str:
-    """Markdown as the words a reader sees: links by their text, no emphasis,
-    one space between words."""
-    text = LINK.sub(lambda m: m.group(1), text)
-    return " ".join(re.sub(r"[*_`]", "", text).split())
+BIBLIOGRAPHY_LINK = re.compile(r"\[[^\]]*\]\([^)#\s]*bibliography\.md#(?P<slug>[\w-]+)\)")
 
 
 def citing_sentences(content: str):
     """For each link into the bibliography in a paragraph's source, in order:
-    the plain words of the sentence it stands in."""
-    starts = [0] + [m.end() for m in SENTENCE_END.finditer(content)]
-    for m in LINK.finditer(content):
-        if "bibliography.md#" in m.group(2):
-            start = max(s for s in starts if s <= m.start())
-            ends = [s for s in starts if s > m.start()]
-            sentence = plain(content[start : ends[0] if ends else len(content)])
-            # A reading list's item opens with the citation alone ("Ba, Kiros and
-            # Hinton (2016)."): what it is cited for is the rest of the item.
-            yield plain(content) if plain(sentence.rstrip(".")) == plain(m.group(1)) else sentence
+    the words of the sentence it stands in (wording's sentences, cleaned)."""
+    spans = wording.sentences(content)
+    for m in BIBLIOGRAPHY_LINK.finditer(content):
+        raw = next((text for offset, text in reversed(spans) if offset <= m.start()), content)
+        sentence = wording.clean(raw)
+        # A reading list's item opens with the citation alone ("Ba, Kiros and
+        # Hinton (2016)."): what it is cited for is the rest of the item.
+        yield wording.clean(content) if sentence.rstrip(".") == wording.clean(m.group()) else sentence
 
 
 def cited_passages(page: Path, bibliography: Path = BIBLIOGRAPHY) -> dict[str, list[str]]:
@@ -290,7 +281,7 @@ def cited_passages(page: Path, bibliography: Path = BIBLIOGRAPHY) -> dict[str, l
     entries = read_bibliography(bibliography)
     # The link targets alone: the page check calls this for every page, and a
     # full parse of the page (citations_and_mentions) is most of its cost.
-    targets = set(re.findall(r"\]\([^)#\s]*bibliography\.md#([\w-]+)\)", page.read_text(encoding="utf-8")))
+    targets = {m.group("slug") for m in BIBLIOGRAPHY_LINK.finditer(page.read_text(encoding="utf-8"))}
     return {slug: entries[slug].passage_digests() for slug in sorted(targets & set(entries))}
 
 
@@ -363,7 +354,7 @@ def check(pages: list[Path], bibliography: Path = BIBLIOGRAPHY) -> list[str]:
                     f"{rel_path(bibliography)}:{statement.line}: entry {entry.name!r}: the statement lists no key "
                     f'phrases (a line under it: {KEY_PHRASES} "phrase on the page" = "the paper\'s term")'
                 )
-            passage_words = " ".join(plain(said).lower().split())
+            passage_words = wording.clean(said).lower()
             for phrase, term in statement.key_phrases:
                 if " ".join(term.lower().split()) not in passage_words:
                     findings.append(
@@ -408,7 +399,7 @@ def check_citing_sentence(citation: Citation, entry: Entry, where: str, reading_
     if phrases and not any(phrase.lower() in said for phrase in phrases):
         return [
             f"{where}: the sentence citing {entry.name!r} says none of the key phrases of what the entry is cited "
-            f"for ({', '.join(repr(p) for p in phrases)}): {shorten(citation.sentence)}"
+            f"for ({', '.join(repr(p) for p in phrases)}): {wording.shorten(citation.sentence)}"
         ]
     return []
 
@@ -417,10 +408,6 @@ def reading_list_section(page: Path) -> int | None:
     """The page's reading list: the numbered section whose heading says where to read next or further reading."""
     m = re.search(r"^## (\d+)\. (?:Where to read next|Further reading)\b", page.read_text(encoding="utf-8"), re.M)
     return int(m.group(1)) if m else None
-
-
-def shorten(text: str, width: int = 160) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def statement_numbers(statement: str) -> list[str]:

@@ -936,22 +936,23 @@ def script_run_names(records: dict) -> dict[str, set[str]]:
     }
 
 
-def prose_names(records: dict) -> set[str]:
-    """Every run name the page's quotes declare that prose may use (settings left out)."""
-    names = {r for record in records.values() for q in record.get("quotes", {}).values() for r in run_names(q)}
-    return {n for n in names if n and not is_setting(n)}
+def prose_names(by_script: dict[str, set[str]]) -> set[str]:
+    """Every run name of script_run_names that prose may use (settings left out)."""
+    return {n for names in by_script.values() for n in names if n and not is_setting(n)}
+
+
+def name_spans(text: str, names: set[str]) -> list[tuple[int, int, str]]:
+    """Where a sentence uses run names: (start, end, name); a name inside a
+    longer one it also uses ("post-norm" in "post-norm without warmup") does
+    not count, nor a number inside a longer one ("3" in "0.3")."""
+    lowered = text.lower()
+    spans = [(m.start(), m.end(), n) for n in names if n in lowered for m in name_pattern(n).finditer(lowered)]
+    return [(a, b, n) for a, b, n in spans if not any(c <= a and b <= d and (d - c) > (b - a) for c, d, _ in spans)]
 
 
 def mentioned(text: str, names: set[str]) -> set[str]:
-    """The run names a sentence uses; a name inside a longer one it also
-    uses ("post-norm" in "post-norm without warmup") does not count, nor a
-    number inside a longer one ("3" in "0.3")."""
-    spans = []
-    lowered = text.lower()
-    for name in names:
-        for m in name_pattern(name).finditer(lowered):
-            spans.append((m.start(), m.end(), name))
-    return {name for a, b, name in spans if not any(c <= a and b <= d and (d - c) > (b - a) for c, d, _ in spans)}
+    """The run names a sentence uses (name_spans)."""
+    return {name for _, _, name in name_spans(text, names)}
 
 
 def quotes_by_text(config, records: dict, numbers, scripts) -> dict[str, list[tuple[str, str, dict]]]:
@@ -968,6 +969,19 @@ def quotes_by_text(config, records: dict, numbers, scripts) -> dict[str, list[tu
         for i, t in enumerate(quote["text"] if vector else [quote["text"]]):
             by_text.setdefault(numbers.normalise(t), []).append((script, f"{name}[{i}]" if vector else name, quote))
     return by_text
+
+
+def quoted_numbers(text: str, by_text: dict, numbers, patterns) -> list[tuple[re.Match, list]]:
+    """The numbers of ``text`` that are quotes (quotes_by_text), with their
+    quotes; numbers in a structural pattern ("section 4") left out."""
+    structural = [(m.start("n"), m.end("n")) for p in patterns for m in p.finditer(text)]
+    found = []
+    for m in numbers.numbers_in(text):
+        if not any(a <= m.start() and m.end() <= b for a, b in structural):
+            quotes = by_text.get(numbers.normalise(m.group()))
+            if quotes:
+                found.append((m, quotes))
+    return found
 
 
 def page_sentences(page, config, records: dict, numbers) -> list[Sentence]:
@@ -990,16 +1004,10 @@ def page_sentences(page, config, records: dict, numbers) -> list[Sentence]:
             occurrences = [o for o in find_occurrences(text) if not any(a <= o.start and o.end <= b for a, b in names)]
             if not occurrences and not any(c.isdigit() for c in text):
                 continue
-            structural = [(m.start("n"), m.end("n")) for p in patterns for m in p.finditer(text)]
-            bound = []
-            for m in numbers.numbers_in(text):
-                if any(a <= m.start() and m.end() <= b for a, b in structural):
-                    continue
-                quotes = by_text.get(numbers.normalise(m.group()))
-                if quotes:
-                    bound.append(
-                        Bound(m.start(), m.end(), m.group(), numbers.as_float(numbers.normalise(m.group())), quotes)
-                    )
+            bound = [
+                Bound(m.start(), m.end(), m.group(), numbers.as_float(numbers.normalise(m.group())), quotes)
+                for m, quotes in quoted_numbers(text, by_text, numbers, patterns)
+            ]
             line = passage.line + passage.text.count("\n", 0, offset)
             sentence = Sentence(passage.section, line, text, passage.kind, [], bound, raw)
             # A direction word counts anywhere in a clause with a quoted number,
@@ -1077,7 +1085,8 @@ def check(
     derived = set(getattr(config, "DERIVED_SECTIONS", ()))
     report_name = robustness_path.name
     units = known_units(records)
-    names, by_script = prose_names(records), script_run_names(records)
+    by_script = script_run_names(records)
+    names = prose_names(by_script)
     for sentence in page_sentences(page, config, records, numbers):
         scripts = claim_scripts(config, sentence.section)
         findings += check_units_and_runs(sentence, records, units, listed, stats, names, by_script)
@@ -1301,27 +1310,15 @@ def check_units_and_runs(
     """The unit after each quoted number, and the runs the sentence names
     (``units``: known_units(records), computed once for a page; ``listed``:
     the units the allowlist's [[unit]] entries give quotes without unit=,
-    by the number's quotes; ``prose_run_names``: prose_names(records),
+    by the number's quotes; ``prose_run_names``: prose_names(script_names),
     computed once for a page; ``script_names``: script_run_names(records))."""
     findings = []
     listed = listed or {}
     stats = stats or Stats()
     units = units if units is not None else known_units(records)
-    lowered = sentence.text.lower()
     by_script_names = script_names if script_names is not None else script_run_names(records)
-    run_name_set = prose_run_names if prose_run_names is not None else prose_names(records)
-    name_spans = [
-        (m.start(), m.end(), name)
-        for name in run_name_set
-        if name in lowered
-        for m in name_pattern(name).finditer(lowered)
-    ]
-    # a name inside a longer one the sentence uses ("post-norm" in "post-norm without warmup") is that one
-    name_spans = [
-        (a, b, n)
-        for a, b, n in name_spans
-        if not any(c <= a and b <= d and (d - c) > (b - a) for c, d, _ in name_spans)
-    ]
+    run_name_set = prose_run_names if prose_run_names is not None else prose_names(by_script_names)
+    used_names = name_spans(sentence.text, run_name_set)
     for number in sentence.bound:
         if declared_unit_span(number, sentence.text):
             stats.count("unit", "declared")
@@ -1352,7 +1349,7 @@ def check_units_and_runs(
                         ),
                     )
                 )
-        if any(a <= number.start and number.end <= b for a, b, _ in name_spans):
+        if any(a <= number.start and number.end <= b for a, b, _ in used_names):
             continue  # "0.003" of "post-norm, lr 0.003": part of a run's name, not a quote
         by_script: dict[str, list] = {}
         for script, name, quote in number.quotes:
@@ -1425,25 +1422,14 @@ def check_tables(page, config, records: dict, numbers, stats: Stats) -> list[tup
         if not scripts:
             continue
         by_text = quotes_by_text(config, records, numbers, scripts)
-
-        def quoted(text: str, by_text=by_text) -> list[tuple[re.Match, list]]:
-            """The numbers of a cell that are quotes of the section, with their quotes."""
-            structural = [(m.start("n"), m.end("n")) for p in patterns for m in p.finditer(text)]
-            found = []
-            for m in numbers.numbers_in(text):
-                if not any(a <= m.start() and m.end() <= b for a, b in structural):
-                    quotes = by_text.get(numbers.normalise(m.group()))
-                    if quotes:
-                        found.append((m, quotes))
-            return found
-
         for line, cells in rows:
             texts = [clean(c) for c in cells]
-            row_words = [texts[0]] + [t for t in texts[1:] if not quoted(t)]
-            for column, text in enumerate(texts[1:], start=1):
+            quoted = [quoted_numbers(t, by_text, numbers, patterns) for t in texts]
+            row_words = [texts[0]] + [t for t, q in zip(texts[1:], quoted[1:], strict=True) if not q]
+            for column in range(1, len(texts)):
                 heading = clean(header[column]) if column < len(header) else ""
                 labels = " | ".join(row_words + [heading])
-                for m, quotes in quoted(text):
+                for m, quotes in quoted[column]:
                     verdicts = []
                     for script, name, quote in quotes:
                         names = run_names(quote, name)
