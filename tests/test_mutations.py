@@ -289,10 +289,30 @@ WORD_MUTATIONS = {
             "0.0724 in section 6 is followed by the unit 'ms', but it is loss_spike_replay.",
         ),
         (
-            "a one-machine timing made general in the code section, which runs no script of its own (issue 44, kind 8)",
-            "a bfloat16 linear layer under autocast was slower than a",
-            "a bfloat16 linear layer under autocast was always slower than a",
-            "a scope word 'always' in section 8",
+            "a speed-up the page never measured, claimed in the code section, which runs no script of its own "
+            "(issue 44, kind 8)",
+            "so it behaves the same on both.",
+            "so it behaves the same on both, and trains faster than in float32.",
+            "a direction word 'faster' in section 8",
+        ),
+        (
+            "a comparison in a sentence with no number, its run swapped (issue 44, kinds 2 and 7)",
+            "Here the pre-norm block made the stream bigger.",
+            "Here the post-norm block made the stream bigger.",
+            "a direction word 'bigger' in section 4: no claim backs the phrase around it",
+        ),
+        (
+            "two runs' names swapped in a sentence that names both (issue 44, kind 7)",
+            "post-norm below 1 × 10⁻⁴ and pre-norm",
+            "pre-norm below 1 × 10⁻⁴ and post-norm",
+            "1 × 10⁻⁴ in section 4 is residual_placement.score_post[1], a number of the 'post-norm' run, "
+            "but its clause reads it under pre-norm",
+        ),
+        (
+            "a negation added far from any number (issue 44, kind 4)",
+            "It comes back down only as the height weight",
+            "It does not come back down until the height weight",
+            "a negation 'not' in section 1: no claim backs the phrase around it",
         ),
         (
             "a comparison a clause away from its number (issue 44, kind 2)",
@@ -382,7 +402,7 @@ WORD_MUTATIONS = {
             "milliseconds written as seconds (issue 44, kind 9)",
             "| hand-written layer norm | 94.2 ms |",
             "| hand-written layer norm | 94.2 s |",
-            "94.2 in section 8 is followed by the unit 's', but it is rms_norm_speed.ms_hand_layer, and declares no unit",
+            "94.2 in section 8 is followed by the unit 's', but it is rms_norm_speed.ms_hand_layer, in 'ms'",
         ),
         (
             "an opening card's one-run result restated for every seed (issue 44, kind 8)",
@@ -420,6 +440,25 @@ WORD_MUTATIONS = {
             "accuracy, 0.125, is within 2 standard errors of chance",
             "accuracy, 0.125, is not within 2 standard errors of chance",
             "a negation 'not' in section 3: no claim backs the phrase around it",
+        ),
+        (
+            "a comparison with the figure's lines, in prose with no number, reversed (issue 44, kind 2)",
+            "the other wanders above the blue pre-norm lines",
+            "the other wanders below the blue pre-norm lines",
+            "a direction word 'below' in section 7: no claim backs the phrase around it",
+        ),
+        (
+            "two runs' names swapped in a sentence that names both (issue 44, kind 7)",
+            "post-norm ends at 2.186 and\npre-norm at 2.194",
+            "pre-norm ends at 2.186 and\npost-norm at 2.194",
+            "2.186 in section 7 is norm_placement.final_post_low, a number of the 'post-norm' run, "
+            "but its clause reads it under pre-norm",
+        ),
+        (
+            "a negation added to a sentence's result, far from its numbers (issue 44, kind 4)",
+            "while both pre-norm runs kept improving",
+            "while both pre-norm runs did not keep improving",
+            "a negation 'not' in section 7: no claim backs the phrase around it",
         ),
         (
             "a caption stating the opposite",

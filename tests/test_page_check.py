@@ -29,7 +29,7 @@ QUOTES = {
     "mean": {"value": 0.7733, "text": "0.7733", "rel_tol": 1e-9, "abs_tol": 0.0},
     "shift": {"value": -0.2, "text": "\u22120.20", "rel_tol": 1e-9, "abs_tol": 0.0},
     "share": {"value": 0.1821, "text": "18.21%", "rel_tol": 1e-9, "abs_tol": 0.0},
-    "steps": {"value": 1304.0, "text": "1,304", "rel_tol": 1e-9, "abs_tol": 0.0},
+    "steps": {"value": 1304.0, "text": "1,304", "rel_tol": 1e-9, "abs_tol": 0.0, "unit": ["steps"]},
     "tiny": {"value": 4.2e-8, "text": "4.2 \u00d7 10\u207b\u2078", "rel_tol": 1e-9, "abs_tol": 0.0},
     "reach": {"value": 220.0, "text": "220", "rel_tol": 1e-9, "abs_tol": 0.0},
 }

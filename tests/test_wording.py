@@ -20,8 +20,9 @@ QUOTES = {
     "bound": {**Q, "value": 3e-7, "text": "1 × 10⁻⁶"},  # a loss printed as the power of ten above it
     "rate": {**Q, "value": 0.01, "text": "0.01"},
     "largest_gap": {**Q, "value": 0.9, "text": "0.900"},
-    "warmup_steps": {**Q, "value": 50.0, "text": "50"},
-    "ms_layer": {**Q, "value": 94.2, "text": "94.2"},
+    "warmup_steps": {**Q, "value": 50.0, "text": "50", "unit": ["steps"]},
+    "ms_layer": {**Q, "value": 94.2, "text": "94.2", "unit": ["ms"]},
+    "fraction_steps": {**Q, "value": 100.0, "text": "100"},  # its name says steps, but it declares no unit
     "spread": {**Q, "value": 0.25, "text": "0.250"},
     "final": {**Q, "value": [2.4, 1.9, 2.2], "text": ["2.400", "1.900", "2.200"]},
 }
@@ -152,6 +153,52 @@ def test_a_direction_word_without_evidence_fails(tmp_path):
     assert ":5: a direction word 'better' in section 1" in line and "no claim backs the phrase" in line
 
 
+@pytest.mark.parametrize(
+    "sentence, word",
+    [
+        ("Here post-norm ended far above pre-norm.", "direction word 'above'"),  # no number in the sentence
+        ("Pre-norm ends at 2.150; after that, warmup helped post-norm.", "direction word 'helped'"),  # a clause away
+        ("The learning rate is not to blame.", "negation 'not'"),
+        ("Post-norm ends at 3.330, and the warmup did not change that.", "negation 'not'"),
+    ],
+)
+def test_a_word_away_from_any_number_still_needs_evidence(tmp_path, sentence, word):
+    [line] = check(tmp_path, sentence + "\n")
+    assert f":5: a {word} in section 1" in line and "no claim backs the phrase" in line
+
+
+@pytest.mark.parametrize(
+    "text, flagged",
+    [
+        ("the error times that weight's input", []),  # a product
+        ("the next page times nn.RMSNorm", []),  # a verb
+        ("a thousand times smaller", ["times", "smaller"]),
+        ("thousands of times the usual size", ["times"]),
+        ("we compute the gradients twice", []),
+        ("twice as far per step", ["twice"]),
+        ("the intercept no longer mixes", []),
+        ("a longer step", ["longer"]),
+        ("as we measure it below.", []),
+        ("the table above sets it", []),
+        ("the replay (below) assumes", []),
+        ("the stream ends above the line", ["above"]),
+        ("the scores below 3 are", ["below"]),
+    ],
+)
+def test_spellings_that_compare_nothing_are_not_direction_words(text, flagged):
+    assert [m.group() for m in wording.direction_words(text)] == flagged
+
+
+def test_two_runs_named_in_one_sentence_each_read_their_own_number(tmp_path):
+    assert check(tmp_path, "Pre-norm ends at 2.150 and post-norm at 3.330.\n") == []
+    assert check(tmp_path, "It ends at 2.150 with pre-norm and 3.330 with post-norm.\n") == []
+    lines = check(tmp_path, "Post-norm ends at 2.150 and pre-norm at 3.330.\n")
+    assert any("2.150 in section 1 is demo.low" in l and "its clause reads it under post-norm" in l for l in lines)
+    assert any("3.330 in section 1 is demo.high" in l and "its clause reads it under pre-norm" in l for l in lines)
+    # a list after one name is not read under it
+    assert check(tmp_path, "Pre-norm ends at 2.150, against 3.330 for post-norm.\n") == []
+
+
 def test_a_bound_stated_the_wrong_way_fails(tmp_path):
     [line] = check(tmp_path, "The loss ends above 1 × 10⁻⁶ at 0.01.\n")
     assert "a direction word 'above'" in line
@@ -216,9 +263,21 @@ def test_the_allowlist_covers_a_phrase_and_an_unused_entry_fails(tmp_path):
     assert "allow.toml: the entry 'post-norm does better' (demo) covers no word the check would flag" in line
 
 
-def test_a_pending_section_is_counted_not_failed(tmp_path):
-    pending = '[[pending]]\npage = "demo"\nsections = [1]\nreason = "a test"\n'
-    assert check(tmp_path, "At 0.01 post-norm does better.\n", allow=pending) == []
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        (
+            '[[pending]]\npage = "demo"\nsections = [1]\nreason = "a test"\n',
+            "only \\[\\[allow\\]\\] entries belong here",
+        ),
+        ('[[unit]]\npage = "demo"\nquote = "demo.spread"\nunit = "steps"\nreason = "a test"\n', "declare the unit"),
+    ],
+)
+def test_the_allowlist_holds_phrases_only_no_section_or_unit_passes(tmp_path, table, message):
+    """No table may excuse a whole section or a unit: a unit is declared on
+    its quote, and every word of a section with scripts is checked."""
+    with pytest.raises(check_page.PageError, match=message):
+        check(tmp_path, "At 0.01 post-norm does better.\n", allow=table)
 
 
 def test_a_figure_must_say_its_declared_caption_phrases(tmp_path):
@@ -277,7 +336,7 @@ def test_a_figure_says_line_stands_just_above_its_figure(tmp_path, body, message
     "text, expected",
     [
         ("not at every seed", ["one_run"]),
-        # "neither always" is no scope; "neither" is a negation (checked beside a number)
+        # "neither always" is no scope; "neither" is a negation
         ("neither always wins", ["negation"]),
         # causal words, by their inflections, and the noun that looks like one (issue 44, kind 4)
         ("it diverged because the changes multiply", ["cause"]),
@@ -371,22 +430,19 @@ def test_a_link_to_a_section_is_its_name_not_a_claim(tmp_path):
 def test_a_unit_word_after_a_quote_that_declares_none_fails(tmp_path):
     [line] = check(tmp_path, "The spread is 0.250 steps.\n")
     assert ":5: 0.250 in section 1 is followed by the unit 'steps', but it is demo.spread, and declares no unit" in line
-    assert check(tmp_path, "Warmup lasts 50 steps and takes 94.2 ms.\n") == []  # their names say it
+    assert check(tmp_path, "Warmup lasts 50 steps and takes 94.2 ms.\n") == []  # both declare their units
+    # a name is no declaration: only unit= is (issue 44, kind 9)
+    [line] = check(tmp_path, "The weight is read after 100 steps.\n")
+    assert (
+        "100 in section 1 is followed by the unit 'steps', but it is demo.fraction_steps, and declares no unit" in line
+    )
     for unit in ("s", "min", "%", "seconds"):
         lines = check(tmp_path, f"The layer takes 94.2 {unit}.\n")
         assert any(
             f"94.2 in section 1 is followed by the unit {unit!r}, but it is demo.ms_layer" in l for l in lines
         ), unit
-    entry = '[[unit]]\npage = "demo"\nquote = "demo.spread"\nunit = "steps"\nreason = "a test"\n'
-    assert check(tmp_path, "The spread is 0.250 steps.\n", allow=entry) == []
-    lines = check(tmp_path, "The spread is 0.250 epochs.\n", allow=entry)
+    lines = check(tmp_path, "The spread is 0.250 epochs.\n")
     assert any("0.250 in section 1 is followed by the unit 'epochs'" in line for line in lines), lines
-    [line] = check(tmp_path, "The spread is 0.250.\n", allow=entry)
-    assert "the unit entry demo.spread in 'steps' (demo) covers no unit word the check would flag" in line
-    declared = '[[unit]]\npage = "demo"\nquote = "demo.low"\nunit = "steps"\nreason = "a test"\n'
-    assert any(
-        "is for a quote that declares unit=" in l for l in check(tmp_path, "Pre-norm ends at 2.150.\n", allow=declared)
-    )
 
 
 def test_the_allowlist_cannot_cover_a_word_its_quotes_contradict(tmp_path):

@@ -22,8 +22,9 @@ sign, 4.77 × 10⁻⁶, 2⁻¹⁴⁹, thousands separators), that the prose stil
 what the claims back (the `% backs` lines beside the prose), that each number is still the quote
 the golden record pinned at its place (so swapping two numbers or dropping a
 sign is caught), and lists quotes nothing uses. The words around the
-numbers are checked too (wording.py): direction, scope and one-run words need
-a claim, a comparison the quotes verify, or the allowlist; the unit after a
+numbers are checked too (wording.py): direction, scope, one-run, causal and
+negation words, wherever they stand in a sentence of a section with scripts,
+need a claim, a comparison the quotes verify, or the allowlist; the unit after a
 number and the runs its sentence names must be its quote's; each figure's
 caption says the phrases its script declares.
 
@@ -958,7 +959,7 @@ def check_backed_phrases(page: ParsedPage, config, records: dict) -> list[Findin
             for phrase in claim.get("backs", []):
                 words = " ".join(phrase.split())
                 # A whole-word match: "float16 has" must not pass inside "bfloat16 has".
-                if words not in text or not re.search(rf"(?<![\w-]){re.escape(words)}(?![\w-])", text):
+                if not wording.whole_phrase_in(words, text):
                     findings.append(
                         Finding(
                             page.sections[sections[0]],
@@ -1263,11 +1264,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"{name}: {w.sentences} sentence(s) with direction, scope, one-run, range, causal or negation words; "
                 f"{w.backed} backed "
                 f"({w.by_claim} by a claim, {w.verified} verified from the quotes, {w.allowlisted} allowlisted), "
-                f"{w.pending} unbacked in pending sections; {w.allowlist_entries} allowlist entries "
-                f"({w.unit_entries} of them units)"
+                f"{w.allowlist_entries} allowlist entries"
             )
             labels = {"direction": "direction words", "general": "scope words", "one_run": "one-run words"}
-            labels |= {"range": "range words", "cause": "causal words", "negation": "negations beside a number"}
+            labels |= {"range": "range words", "cause": "causal words", "negation": "negations"}
             labels["unit"] = "unit words after a quote"
             labels["table"] = "numbers in tables, read under their row and column"
             for kind, label in labels.items():

@@ -142,6 +142,7 @@ REGISTRY_NAMES = frozenset(
         "PAGE_FILE",
         "SECTION_SCRIPTS",
         "SUMMARY_SCRIPTS",
+        "RESTATED_SCRIPTS",
         "RESULT_SCRIPTS",
         "EXTRA_SCRIPTS",
         "SHARED_QUOTES",

@@ -72,11 +72,14 @@ def claim_scripts(config, section: int) -> tuple[str, ...]:
     """The scripts whose claims may back the words of a page section: its
     own (SECTION_SCRIPTS), or, for a section that restates other sections'
     results without running anything (the opening cards),
-    SUMMARY_SCRIPTS[section]. The notebook and the number check go by
-    SECTION_SCRIPTS alone."""
-    return tuple(config.SECTION_SCRIPTS.get(section, ())) or tuple(
+    SUMMARY_SCRIPTS[section]; and, for a section that restates another
+    section's result by pointing to it ("across three seeds gives the
+    value"), that section's script (RESTATED_SCRIPTS[section]). The notebook
+    and the number check go by SECTION_SCRIPTS alone."""
+    own = tuple(config.SECTION_SCRIPTS.get(section, ())) or tuple(
         getattr(config, "SUMMARY_SCRIPTS", {}).get(section, ())
     )
+    return own + tuple(s for s in getattr(config, "RESTATED_SCRIPTS", {}).get(section, ()) if s not in own)
 
 
 def sections_in_page_order(config) -> list[tuple[int, str]]:

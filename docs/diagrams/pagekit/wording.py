@@ -13,11 +13,12 @@ into a conclusion:
 - range words that state a result over a set of settings (at larger rates,
   at every rate, at both rates, at rates up to 1, across its window, ...);
 - causal words, from their verbs' inflections (because, due to, therefore,
-  causes, explained, shows that, led to, ...), and negations beside a
-  number (not, cannot, neither, ...-n't).
+  causes, explained, shows that, led to, ...), and negations (not, cannot,
+  neither, nor, none, ...-n't).
 
-Direction words count anywhere in a clause that quotes a number, and
-anywhere in a caption or alt text.
+Every such word counts wherever it stands in its sentence, with or without a
+number in it, except spellings that compare nothing (NOT_A_COMPARISON: a
+product "error times its input", "no longer", "the table below").
 
 The check reads every sentence of the prose, the captions and the alt text of
 a section that has scripts, and each occurrence of such a word must have
@@ -49,18 +50,16 @@ evidence, in this order:
    direction). Every entry is listed in the page's golden record
    (page.json), so a new one fails the check until `make golden` pins it.
 
-A section the allowlist lists as pending (not yet brought into line) has its
-unbacked sentences counted, not failed. Sections without scripts (a reading
-list, a section on papers only) are outside the rule: no run backs them.
+Sections without scripts (a reading list, a section on papers only) are
+outside the rule: no run backs them.
 
 Words inside the text of a link to one of the page's sections ("[across
 three seeds](#10-across-three-seeds)") are that section's name and do not
 count.
 
 Besides, a quote knows what it is (``section.quote(..., unit=, run=)``): the
-unit word written after a number must be its quote's unit (a quote without
-unit= accepts one only when its name says it, as warmup_steps does, or a
-[[unit]] entry of the allowlist gives it until the script declares it), and a sentence
+unit word written after a number must be its quote's declared unit (a quote
+without unit= accepts none, and the allowlist cannot give one), and a sentence
 that names runs of the quote's script must name the quote's own run. A
 figure declares its caption's key phrases (``save_figure(...,
 caption_phrases=)``), each backed by a claim, and the caption or alt text of
@@ -213,10 +212,51 @@ SINGLE_WORDS = frozenset(w for w in VOCABULARY if w.isalpha())
 PHRASES = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in VOCABULARY if not w.isalpha()) + r")\b", re.I)
 
 
+# Spellings of the vocabulary that compare nothing, told apart by the words
+# around them (each pattern matches the direction word itself, as a group):
+# a product or a verb ("error times its input", "the next page times it":
+# "times" compares only after a count, "ten times", "thousands of times",
+# "MATH times"); a frequency ("run twice more": "twice" compares only before
+# "as" or a comparative); "no longer", "any longer" (time, not length); and
+# a place on the page ("measured below", "the table above", "(below)"),
+# never one followed by what it would be above or below.
+COUNTS = frozenset(
+    "one two three four five six seven eight nine ten hundred thousand million billion many several few of a".split()
+)
+PAGE_PLACE_BEFORE = (
+    r"(?:shown|see|seen|measured|measure it|described|given|counted|listed|noted|explained|derived|defined|"
+    r"table|tables|block|blocks|figure|figures|notes|section|sections|code|list|forms|counts|scores|replay|"
+    r"conclusion|conclusions|others|experiment|experiments)"
+)
+NOT_A_COMPARISON = re.compile(
+    r"\b(?P<twice>twice)\b(?! as\b| (?:\w+er|more|less|the)\b)"
+    r"|\b(?:no|any) (?P<longer>longer)\b"
+    rf"|\b{PAGE_PLACE_BEFORE} (?:just )?(?P<place>above|below)\b(?! (?:\d|MATH|the|a|an|it|its|that|those|them|one|zero|both)\b)"
+    r"|\((?P<bracketed>above|below)\)",
+    re.I,
+)
+TIMES = re.compile(r"(\S+) (times)\b", re.I)
+
+
+def not_comparing(text: str) -> set[int]:
+    """Where a vocabulary spelling compares nothing (NOT_A_COMPARISON, and a
+    "times" after no count): the start of each such word."""
+    idle = {m.start(g) for m in NOT_A_COMPARISON.finditer(text) for g in m.groupdict() if m.group(g)}
+    for m in TIMES.finditer(text):
+        before = m.group(1).lower()
+        if not (before[-1:].isdigit() or before == "math" or before in COUNTS):
+            idle.add(m.start(2))
+    return idle
+
+
 def direction_words(text: str) -> list[re.Match]:
-    """The direction words of ``text`` (VOCABULARY, and "thousandfold"), in order."""
+    """The direction words of ``text`` (VOCABULARY, and "thousandfold"), in
+    order, without the spellings that compare nothing (NOT_A_COMPARISON)."""
     found = [m for m in WORD.finditer(text) if m.group().lower() in SINGLE_WORDS or FOLD.fullmatch(m.group())]
     found += PHRASES.finditer(text)
+    if any(m.group().lower() in ("times", "twice", "longer", "above", "below") for m in found):
+        idle = not_comparing(text)
+        found = [m for m in found if m.start() not in idle]
     return sorted(found, key=lambda m: m.start())
 
 
@@ -520,8 +560,6 @@ class Stats:
     verified: int = 0
     allowlisted: int = 0
     allowlist_entries: int = 0
-    pending: int = 0  # sentences without evidence in sections not yet brought into line
-    unit_entries: int = 0
     # Each bound word by kind (direction, general, one_run; unit: a unit word
     # after a quoted number) and by its evidence (claim, verified, allowlist;
     # for units: declared, name, allowlist).
@@ -530,17 +568,6 @@ class Stats:
     def count(self, kind: str, how: str) -> None:
         self.words.setdefault(kind, {}).setdefault(how, 0)
         self.words[kind][how] += 1
-
-
-@dataclass
-class UnitEntry:
-    """A [[unit]] entry: the unit a quote without unit= is written with."""
-
-    page: str
-    quote: str  # script.name
-    unit: str
-    reason: str
-    used: bool = False
 
 
 def read_allowlist(path: Path, error) -> dict:
@@ -569,27 +596,17 @@ def cleaned(phrase: str) -> str:
     return clean(phrase)
 
 
-def pending_sections(path: Path, page: str, error) -> set[int]:
-    """Sections whose prose is not yet brought into line with the wording
-    rules (the allowlist's [[pending]] tables): counted, not failed."""
-    pending = set()
-    for i, entry in enumerate(read_allowlist(path, error).get("pending", []), 1):
-        if not (
-            isinstance(entry, dict)
-            and isinstance(entry.get("sections"), list)
-            and isinstance(entry.get("reason"), str)
-            and entry["reason"].strip()
-        ):
-            raise error(f"{path.name}: pending entry {i} needs a page, its sections and a reason")
-        if entry.get("page") == page:
-            pending.update(entry["sections"])
-    return pending
-
-
 def load_allowlist(path: Path, page: str, error) -> list[Allowed]:
     """The allowlist's entries for one page; ``error`` builds the exception
     for a malformed file."""
     data = read_allowlist(path, error)
+    if "unit" in data:
+        raise error(
+            f"{path.name}: [[unit]] entries are gone: declare the unit on the quote in its script "
+            "(section.quote(..., unit=...))"
+        )
+    if set(data) - {"allow"}:
+        raise error(f"{path.name}: only [[allow]] entries belong here, not {sorted(set(data) - {'allow'})}")
     entries = []
     for i, entry in enumerate(data.get("allow", []), 1):
         if not isinstance(entry, dict) or not all(
@@ -601,26 +618,10 @@ def load_allowlist(path: Path, page: str, error) -> list[Allowed]:
     return entries
 
 
-def load_units(path: Path, page: str, error) -> list[UnitEntry]:
-    """The allowlist's [[unit]] entries for one page: a unit word the prose
-    writes after a quote whose script declares no unit= (until it does)."""
-    entries = []
-    for i, entry in enumerate(read_allowlist(path, error).get("unit", []), 1):
-        if not isinstance(entry, dict) or not all(
-            isinstance(entry.get(k), str) and entry[k].strip() for k in ("page", "quote", "unit", "reason")
-        ):
-            raise error(f"{path.name}: unit entry {i} needs a page, a quote (script.name), a unit and a reason")
-        if entry["page"] == page:
-            entries.append(UnitEntry(page, entry["quote"], entry["unit"], entry["reason"]))
-    return entries
-
-
 def pinned_allowlist(path: Path, page: str, error=ValueError) -> list[dict]:
     """Every allowlist entry of a page, as the golden record (page.json)
     lists it: a new entry is a reviewed change that `make golden` shows."""
-    phrases = [{"phrase": e.phrase, "reason": e.reason} for e in load_allowlist(path, page, error)]
-    units = [{"quote": e.quote, "unit": e.unit, "reason": e.reason} for e in load_units(path, page, error)]
-    return phrases + units
+    return [{"phrase": e.phrase, "reason": e.reason} for e in load_allowlist(path, page, error)]
 
 
 def robustness_holds(path: Path) -> dict[tuple[str, str], dict[str, bool]] | None:
@@ -690,27 +691,6 @@ def words_between(text: str, a: int, b: int) -> int:
     too far."""
     between = text[min(a, b) : max(a, b)]
     return FAR if CLAUSE_BREAK.search(between) else len(between.split())
-
-
-def in_a_clause_with_a_number(occurrence: Occurrence, bound: list[Bound], text: str) -> bool:
-    """A direction word anywhere in a clause that quotes a number states
-    something about it, however far from it ("the loss of the run with
-    warmup, at the end of its 200 steps, was 2.150, and lower than ...")."""
-    return any(
-        words_between(text, occurrence.end, n.start) < FAR
-        if n.start >= occurrence.end
-        else words_between(text, n.end, occurrence.start) < FAR
-        for n in bound
-    )
-
-
-def near_a_number(occurrence: Occurrence, bound: list[Bound], text: str) -> bool:
-    return any(
-        words_between(text, occurrence.end, n.start) <= NEAR_WORDS
-        if n.start >= occurrence.end
-        else words_between(text, n.end, occurrence.start) <= NEAR_WORDS
-        for n in bound
-    )
 
 
 def raw_values(number: Bound) -> list[float]:
@@ -950,6 +930,32 @@ def name_spans(text: str, names: set[str]) -> list[tuple[int, int, str]]:
     return [(a, b, n) for a, b, n in spans if not any(c <= a and b <= d and (d - c) > (b - a) for c, d, _ in spans)]
 
 
+NAME_AFTER = frozenset({"with", "for", "on", "in", "under", "by", "from"})  # "2.150 with QK-norm", "1.6018 skipped"
+
+
+def nearest_run(text: str, number: Bound, names: set[str], numbers: list[Bound]) -> str | None:
+    """The run a quoted number is read under in its clause: a name right
+    after it ("1.974 with QK-norm", "1.6018 skipped"), else the one run named
+    between the number and the previous quoted number or clause break
+    ("post-norm ends at 2.186 and pre-norm at 2.194"); None when neither, or
+    when two runs are named there ("pre-norm ends below post-norm, at 2.150
+    against 3.330" pairs them by order, which is not read here)."""
+    start_at = max([n.end for n in numbers if n.end <= number.start] + [0])
+    breaks = [m.end() for m in CLAUSE_BREAK.finditer(text, start_at, number.start)]
+    start_at = max([start_at] + breaks)
+    before, after = set(), []
+    for start, end, name in name_spans(text, names):
+        if start_at <= start and end <= number.start:
+            before.add(name)
+        elif start >= number.end:
+            between = text[number.end : start]
+            if len(between.split()) <= 1 and set(between.lower().split()) <= NAME_AFTER:
+                after.append((start, name))
+    if after:
+        return min(after)[1]
+    return next(iter(before)) if len(before) == 1 else None
+
+
 def mentioned(text: str, names: set[str]) -> set[str]:
     """The run names a sentence uses (name_spans)."""
     return {name for _, _, name in name_spans(text, names)}
@@ -1009,18 +1015,11 @@ def page_sentences(page, config, records: dict, numbers) -> list[Sentence]:
                 for m, quotes in quoted_numbers(text, by_text, numbers, patterns)
             ]
             line = passage.line + passage.text.count("\n", 0, offset)
-            sentence = Sentence(passage.section, line, text, passage.kind, [], bound, raw)
-            # A direction word counts anywhere in a clause with a quoted number,
-            # and anywhere in a caption or alt text, where it compares the
-            # figure's lines ("above the blue lines"); a negation, next to a number.
-            sentence.occurrences = [
-                o
-                for o in occurrences
-                if (o.kind == "direction" and (passage.kind != "prose" or in_a_clause_with_a_number(o, bound, text)))
-                or (o.kind == "negation" and near_a_number(o, bound, text))
-                or o.kind not in ("direction", "negation")
-            ]
-            out.append(sentence)
+            # Every word of the vocabulary counts wherever it stands: a
+            # comparison a clause away from any number ("post-norm ended far
+            # above pre-norm") or a negation in a sentence without one ("the
+            # learning rate is not to blame") states a result all the same.
+            out.append(Sentence(passage.section, line, text, passage.kind, occurrences, bound, raw))
     return out
 
 
@@ -1045,11 +1044,37 @@ def backed_spans(sentence: Sentence, scripts, records: dict) -> list[tuple[int, 
     for script in scripts:
         for claim in records.get(script, {}).get("claims", []):
             for phrase in claim.get("backs", []):
-                wanted = cleaned(phrase)
-                if wanted.lower() not in lowered:
-                    continue  # most phrases are in no given sentence: skip the pattern
-                for m in re.finditer(re.escape(wanted), sentence.text, re.I):
-                    spans.append((m.start(), m.end(), script, claim))
+                wanted = cleaned(phrase).lower()
+                if wanted not in lowered:
+                    continue  # most phrases are in no given sentence
+                spans += [(a, b, script, claim) for a, b in literal_spans(sentence.text, lowered, wanted)]
+    return spans
+
+
+def whole_phrase_in(words: str, text: str) -> bool:
+    """Whether ``words`` stands in ``text`` as whole words (case kept):
+    "float16 has" is not in "bfloat16 has"."""
+    at = text.find(words)
+    while at >= 0:
+        before = text[at - 1] if at else " "
+        after = text[at + len(words)] if at + len(words) < len(text) else " "
+        if not (before.isalnum() or before in "_-") and not (after.isalnum() or after in "_-"):
+            return True
+        at = text.find(words, at + 1)
+    return False
+
+
+def literal_spans(text: str, lowered: str, wanted: str) -> list[tuple[int, int]]:
+    """Where the lower-case phrase ``wanted`` stands in ``text`` (``lowered``
+    is text.lower()), ignoring case: found with str.find, since compiling a
+    pattern for each of several hundred phrases was most of `make check`'s
+    time once they outgrew re's cache."""
+    if len(lowered) != len(text):  # a character whose lower case is longer: positions would shift
+        return [(m.start(), m.end()) for m in re.finditer(re.escape(wanted), text, re.I)]
+    spans, at = [], lowered.find(wanted)
+    while at >= 0:
+        spans.append((at, at + len(wanted)))
+        at = lowered.find(wanted, at + len(wanted))
     return spans
 
 
@@ -1061,26 +1086,8 @@ def check(
     findings: list[tuple[int | None, str]] = []
     stats = Stats()
     allowlist = load_allowlist(allowlist_path, config.PAGE, error)
-    pending = pending_sections(allowlist_path, config.PAGE, error)
-    unit_entries = load_units(allowlist_path, config.PAGE, error)
-    stats.allowlist_entries = len(allowlist) + len(unit_entries)
-    stats.unit_entries = len(unit_entries)
-    listed: dict[str, dict[str, UnitEntry]] = {}
-    for entry in unit_entries:
-        script, _, name = entry.quote.partition(".")
-        quote = records.get(script, {}).get("quotes", {}).get(name)
-        if quote is None or units_of(quote):
-            entry.used = True  # reported here, not as unused
-            findings.append(
-                (
-                    None,
-                    f"{allowlist_path.name}: the unit entry for {entry.quote} ({config.PAGE}) "
-                    + ("names no quote of the page" if quote is None else "is for a quote that declares unit=")
-                    + ": remove it",
-                )
-            )
-            continue
-        listed.setdefault(entry.quote, {})[entry.unit] = entry
+    stats.allowlist_entries = len(allowlist)
+    allowed_phrases = [(entry.phrase.lower(), entry) for entry in allowlist]
     held = robustness_holds(robustness_path)
     derived = set(getattr(config, "DERIVED_SECTIONS", ()))
     report_name = robustness_path.name
@@ -1089,17 +1096,17 @@ def check(
     names = prose_names(by_script)
     for sentence in page_sentences(page, config, records, numbers):
         scripts = claim_scripts(config, sentence.section)
-        findings += check_units_and_runs(sentence, records, units, listed, stats, names, by_script)
+        findings += check_units_and_runs(sentence, records, units, stats, names, by_script)
         if not sentence.occurrences:
             continue
         stats.sentences += 1
         spans = backed_spans(sentence, scripts, records)
         lowered = sentence.text.lower()
         allowed_here = [
-            (m.start(), m.end(), entry)
-            for entry in allowlist
-            if entry.phrase.lower() in lowered
-            for m in re.finditer(re.escape(entry.phrase), sentence.text, re.I)  # "Largest" opens a sentence
+            (a, b, entry)
+            for phrase, entry in allowed_phrases
+            if phrase in lowered
+            for a, b in literal_spans(sentence.text, lowered, phrase)  # any case: "Largest" opens a sentence
         ]
         how = set()
         missing = []
@@ -1142,9 +1149,6 @@ def check(
             stats.by_claim += "claim" in how
             stats.verified += "verified" in how and "claim" not in how
             stats.allowlisted += how == {"allowlist"}
-        if missing and sentence.section in pending:
-            stats.pending += 1
-            continue
         for occurrence, covering, detail in missing:
             findings.append(
                 (
@@ -1154,15 +1158,6 @@ def check(
             )
     findings += check_captions(page, config, records)
     findings += check_tables(page, config, records, numbers, stats)
-    for entry in unit_entries:
-        if not entry.used:
-            findings.append(
-                (
-                    None,
-                    f"{allowlist_path.name}: the unit entry {entry.quote} in {entry.unit!r} ({config.PAGE}) covers "
-                    "no unit word the check would flag: remove it",
-                )
-            )
     for entry in allowlist:
         if not entry.used:
             findings.append(
@@ -1276,44 +1271,19 @@ def known_units(records: dict) -> list[str]:
 
 
 # The words a quote's name uses for a unit word ("warmup_steps", "ms_torch_rms").
-UNIT_NAMES = {"steps": {"steps", "step"}, "s": {"s", "seconds"}, "seconds": {"s", "seconds"}, "MB": {"mb"}}
-
-
-def unit_in_name(unit: str, number: Bound) -> bool:
-    """Whether a quote of the number says its unit in its name: a quote
-    without unit= written "after 100,000 steps" whose name is
-    fraction_steps."""
-    forms = UNIT_NAMES.get(unit, {unit.lower().split()[0]})
-    return any(name_words(printed) & forms for _, printed, _ in number.quotes)
-
-
-def unit_listed(unit: str, number: Bound, listed: dict[str, dict]) -> bool:
-    """Whether a [[unit]] entry of the allowlist gives a quote of the number
-    that unit (by the quote's name: every element of a vector)."""
-    for script, printed, _ in number.quotes:
-        entry = listed.get(f"{script}.{printed.split('[')[0]}", {}).get(unit)
-        if entry is not None:
-            entry.used = True
-            return True
-    return False
-
-
 def check_units_and_runs(
     sentence: Sentence,
     records: dict,
     units: list[str] | None = None,
-    listed: dict | None = None,
     stats: Stats | None = None,
     prose_run_names: set[str] | None = None,
     script_names: dict[str, set[str]] | None = None,
 ) -> list[tuple[int, str]]:
     """The unit after each quoted number, and the runs the sentence names
-    (``units``: known_units(records), computed once for a page; ``listed``:
-    the units the allowlist's [[unit]] entries give quotes without unit=,
-    by the number's quotes; ``prose_run_names``: prose_names(script_names),
+    (``units``: known_units(records), computed once for a page;
+    ``prose_run_names``: prose_names(script_names),
     computed once for a page; ``script_names``: script_run_names(records))."""
     findings = []
-    listed = listed or {}
     stats = stats or Stats()
     units = units if units is not None else known_units(records)
     by_script_names = script_names if script_names is not None else script_run_names(records)
@@ -1329,11 +1299,7 @@ def check_units_and_runs(
             ratio = RATIO_UNIT.match(after)  # "times smaller" after a quote that is "times bigger"
             if ratio and (written is None or len(ratio.group()) > len(written)):
                 written = ratio.group()
-            if written and not declared and unit_in_name(written, number):
-                stats.count("unit", "name")  # a quote without unit= whose name says it (warmup_steps)
-            elif written and not declared and unit_listed(written, number, listed):
-                stats.count("unit", "allowlist")
-            elif written and not any(u.startswith(written + " ") for u in declared):
+            if written and not any(u.startswith(written + " ") for u in declared):
                 names = "/".join(f"{s}.{n}" for s, n, _ in number.quotes)
                 said = (
                     f"in {' or '.join(repr(u) for u in declared)}"
@@ -1372,6 +1338,19 @@ def check_units_and_runs(
                             f"{number.token} in section {sentence.section} is {printed}, a number of the "
                             f"{run!r} run, but its sentence names only "
                             f'{", ".join(sorted(named))}: "{shorten(sentence.text)}"'
+                        ),
+                    )
+                )
+                continue
+            other = nearest_run(sentence.text, number, every_run, sentence.bound)
+            if other is not None and other not in own and named & own:
+                findings.append(
+                    (
+                        line_of(sentence, number.start),
+                        (
+                            f"{number.token} in section {sentence.section} is {printed}, a number of the "
+                            f"{run!r} run, but its clause reads it under {other}: "
+                            f'"{shorten(sentence.text)}"'
                         ),
                     )
                 )
