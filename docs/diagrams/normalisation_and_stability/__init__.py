@@ -39,7 +39,6 @@ SECTION_SCRIPTS = {
     11: ("unit_mismatch", "batch_dependence", "mixed_precision"),
 }
 
-# Quotes any section may use besides its own: "<script>.<quote>".
 # Sections that run nothing but restate other sections' results: "Using it
 # in Python" puts the advice of sections 1, 2, 4, 5 and 6 into one block of
 # code (its printed numbers are the block's own, checked by the test that
@@ -49,6 +48,12 @@ SUMMARY_SCRIPTS = {
     8: ("unit_mismatch", "norm_worked_vector", "residual_placement", "mixed_precision", "loss_spike_replay")
 }
 
+# Sections whose words restate, with a pointer to it, a result of another
+# section's script: section 5 says its right formats do not prevent the
+# spike that section 6 replays in float64.
+RESTATED_SCRIPTS = {5: ("loss_spike_replay",)}
+
+# Quotes any section may use besides its own: "<script>.<quote>".
 SHARED_QUOTES: tuple[str, ...] = ()
 
 # Structural numbers that are not results, as regular expressions matched

@@ -55,6 +55,10 @@ UPDATE_RATIO_DIVISOR = 100  # the update ratio stays below the gradient ratio ov
 CLIPPED_BUMP_SHARE = 0.1  # clipping's bump over the do-nothing rise, below
 SKIPPED_RISE_SHARE = 0.01  # the skipped run's largest rise over the do-nothing rise, below
 CLIPPED_DIVISOR_RISE = 0.1  # the clipped run's relative divisor rise on the bad step, below
+BAD_GRADIENT_FLOOR = 1000  # "thousands of times": the bad step's gradient norm over the usual one, above
+THRESHOLD_BELOW_BAD = 100  # "far below the bad one": the bad step's gradient norm over the clip threshold, above
+THRESHOLD_OVER_USUAL = 10  # "far above ordinary steps": the clip threshold over the usual gradient norm, above
+FRESH_START_FACTOR = 10  # "a fresh start has larger gradients": the first step's norm over the usual one, above
 # PaLM's rewind-and-skip (Chowdhery and colleagues, 2022, section 5.1): numbers
 # from the cited paper, not computed here; printed so the page check matches them.
 PALM_SPIKES = 20  # the largest model's loss spiked about this many times, clipping on
@@ -226,7 +230,7 @@ def adam_divisor(exp_avg_sq: np.ndarray, step: np.ndarray) -> np.ndarray:
 def compute(section):
     q = section.quote
     q("palm_spikes", PALM_SPIKES, "d", unit="times")
-    q("palm_rewind_steps", PALM_REWIND_STEPS, "d")
+    q("palm_rewind_steps", PALM_REWIND_STEPS, "d", unit="steps")
     q("palm_skipped_batches", PALM_SKIPPED_BATCHES, "d")
     q("dim", DIM, "d")
     q("curvature_low", CURVATURE_LOW, ".2f")
@@ -234,7 +238,7 @@ def compute(section):
     q("w0_spread", W0_SPREAD, ".1f")
     q("seed", SEED, "d")
     q("loss_floor", LOSS_FLOOR, ".2f")
-    q("steps", STEPS, ",d")
+    q("steps", STEPS, ",d", unit="steps")
     q("noise_spread", NOISE_SPREAD, ".2f")
     q("bad_step", BAD_STEP, ",d")
     q("bad_scale", BAD_SCALE, ".0f")
@@ -322,7 +326,7 @@ def compute(section):
     peak_loss = loss0[peak_row]
     q("peak_loss", peak_loss, ".4f")
     q("peak_step", peak_row + 1, ",d")
-    q("peak_delay", peak_row - bad_row, "d")
+    q("peak_delay", peak_row - bad_row, "d", unit="steps")
     section.claim("the loss peaks after the bad step", peak_row > bad_row)
     own_rise = loss0[bad_row] - loss0[bad_row - 1]
     total_rise = peak_loss - loss0[bad_row - 1]
@@ -350,7 +354,7 @@ def compute(section):
     gn_usual = float(np.median(gn0[usual]))
     q("grad_norm_usual", gn_usual, ".3f")
     after_bad = gn0[bad_row + 1 :]  # the steps after the bad one, to the end of the run
-    q("steps_after_bad", len(after_bad), ",d")
+    q("steps_after_bad", len(after_bad), ",d", unit="steps")
     q("steps_below_usual_after_bad", int(np.sum(after_bad < gn_usual)), "d")
     q("grad_norm_bad", gn0[bad_row], ",.0f")
     grad_ratio = gn0[bad_row] / gn_usual
@@ -359,6 +363,12 @@ def compute(section):
         "the gradient norm on the bad step is the largest of the run",
         int(np.argmax(gn0)) == bad_row,
         key="bad-step-gradient-norm-largest",
+    )
+    section.claim(
+        f"the bad step's gradient norm is over {BAD_GRADIENT_FLOOR:,} times the usual one",
+        grad_ratio > BAD_GRADIENT_FLOOR,
+        f"{grad_ratio:,.0f} times",
+        key="bad-gradient-thousands-of-times-the-usual",
     )
     section.claim(
         f"no step after the first {EARLY_STEPS} has a gradient norm within {BAD_NORM_SHARE:.0%} of the bad step's",
@@ -379,7 +389,7 @@ def compute(section):
 
     # Adam's divisor.
     div_usual = float(np.median(div0[usual]))
-    q("later_gap", LATER_GAP, "d")
+    q("later_gap", LATER_GAP, "d", unit="steps")
     q("later_step", BAD_STEP + LATER_GAP, ",d")
     q("divisor_usual", div_usual, ".4f")
     q("divisor_bad", div0[bad_row], ".2f")
@@ -415,6 +425,7 @@ def compute(section):
     section.claim(
         f"the update ratio is far below the gradient ratio (under 1/{UPDATE_RATIO_DIVISOR} of it)",
         update_ratio < grad_ratio / UPDATE_RATIO_DIVISOR,
+        key="update-grows-far-less-than-gradient",
     )
 
     # The three variants.
@@ -464,7 +475,7 @@ def compute(section):
     q("clip_shrink", 1.0 / coef, ",.0f")
     clip_active = grad_norm[:, CLIPPED] > CLIP_NORM
     early = clip_active[:bad_row]
-    q("clip_early_steps", int(early.sum()), ",d")
+    q("clip_early_steps", int(early.sum()), ",d", unit="steps")
     q("grad_norm_first", gn0[0], ".2f")
     early_steps = np.nonzero(early)[0] + 1
     q("clip_last_early_step", int(early_steps[-1]) if early_steps.size else 0, ",d")
@@ -473,6 +484,26 @@ def compute(section):
         bool(clip_active[bad_row])
         and not clip_active[at(USUAL_FIRST) : bad_row].any()
         and not clip_active[bad_row + 1 :].any(),
+        key="clipping-acts-only-before-the-usual-window",
+    )
+    section.claim(
+        f"the clip threshold {CLIP_NORM:g} is below 1/{THRESHOLD_BELOW_BAD} of the bad step's gradient norm",
+        CLIP_NORM * THRESHOLD_BELOW_BAD < gn0[bad_row],
+        f"threshold {CLIP_NORM:g}, bad step {gn0[bad_row]:,.0f}",
+        key="threshold-far-below-the-bad-gradient",
+    )
+    section.claim(
+        f"the clip threshold {CLIP_NORM:g} is over {THRESHOLD_OVER_USUAL} times the usual gradient norm",
+        CLIP_NORM > THRESHOLD_OVER_USUAL * gn_usual,
+        f"{CLIP_NORM / gn_usual:.3g} times",
+        key="threshold-far-above-ordinary-steps",
+    )
+    section.claim(
+        f"the first step's gradient norm is above the clip threshold {CLIP_NORM:g} and over {FRESH_START_FACTOR} times "
+        "the usual one",
+        gn0[0] > CLIP_NORM and gn0[0] > FRESH_START_FACTOR * gn_usual,
+        f"first step {gn0[0]:.3g}, usual {gn_usual:.3g}",
+        key="a-fresh-start-has-larger-gradients",
     )
     clipped_jump = divisor[bad_row, CLIPPED] / divisor[bad_row - 1, CLIPPED]
     q("clipped_divisor_rise", clipped_jump - 1, ".1%")

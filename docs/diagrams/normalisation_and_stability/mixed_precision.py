@@ -225,8 +225,8 @@ def format_facts(section, torch) -> dict[str, dict]:
         [bfloat16_pattern(0x7F7F), bfloat16_pattern(0x0001), bfloat16_pattern(0x3F81) - bfloat16_pattern(0x3F80)],
     )
 
-    q("f32_total_bits", facts["f32"]["bytes"] * 8, "d")
-    q("half_total_bits", facts["bf16"]["bytes"] * 8, "d")
+    q("f32_total_bits", facts["f32"]["bytes"] * 8, "d", unit="bits")
+    q("half_total_bits", facts["bf16"]["bytes"] * 8, "d", unit="bits")
     section.claim(
         f"both 16-bit formats have 16 bits ({HALF_BYTES} bytes)",
         facts["bf16"]["bytes"] == facts["f16"]["bytes"] == HALF_BYTES,
@@ -238,7 +238,7 @@ def format_facts(section, torch) -> dict[str, dict]:
         q(f"{prefix}_sign_bits", fact["sign"], "d")
         q(f"{prefix}_exponent_bits", fact["exponent"], "d")
         q(f"{prefix}_mantissa_bits", fact["mantissa"], "d")
-        q(f"{prefix}_bytes", fact["bytes"], "d")
+        q(f"{prefix}_bytes", fact["bytes"], "d", unit="bytes")
         q(f"{prefix}_max", fact["max"], max_forms[prefix])
         q(f"{prefix}_subnormal", fact["subnormal"], subnormal_forms[prefix])
         q(f"{prefix}_subnormal_power", fact["subnormal"], "pow2")
@@ -255,6 +255,7 @@ def format_facts(section, torch) -> dict[str, dict]:
     section.claim(
         f"bfloat16's largest value is within {BF16_MAX_TOLERANCE:.0%} of float32's",
         abs(bf["max"] / f32["max"] - 1) < BF16_MAX_TOLERANCE,
+        key="bfloat16-max-within-1-percent-of-float32",
     )
     section.claim(
         f"float16's step above 1 is {EPS_RATIO} times finer than bfloat16's",
@@ -291,7 +292,7 @@ def adam_moments(section, torch) -> None:
     q("bf16_relative_half_step", half_steps, ".2%")
     q("moment_start", MOMENT_START, "g")
     q("moment_target", MOMENT_TARGET, "g")
-    q("moment_steps", MOMENT_STEPS, ",d")
+    q("moment_steps", MOMENT_STEPS, ",d", unit="steps")
     ends, exact_ends = {}, {}
     for key, beta in (("m", MOMENT_BETAS[0]), ("v", MOMENT_BETAS[1])):
         b = torch.tensor(beta, dtype=torch.float32)
@@ -323,6 +324,17 @@ def adam_moments(section, torch) -> None:
         SHORT_OF_TARGET < ends["m", "bf16"] - MOMENT_TARGET < (1 - MOVED_SHARE) * (MOMENT_START - MOMENT_TARGET),
         f"ends at {ends['m', 'bf16']}",
         key="it-stops-short",
+    )
+    # Where it stopped, one more step of the first moment moves it by less
+    # than half of bfloat16's gap there (2^-7 of the value's power of two).
+    end = ends["m", "bf16"]
+    last_step = (1 - MOMENT_BETAS[0]) * abs(end - MOMENT_TARGET)
+    half_gap = 0.5 * 2.0 ** (math.floor(math.log2(end)) - 7)
+    section.claim(
+        "where the bfloat16 first moment stops, one more step is smaller than half of bfloat16's gap there",
+        last_step < half_gap,
+        f"step {last_step:.3g} against half gap {half_gap:.3g}",
+        key="the-step-shrinks-below-the-half-step",
     )
     # The largest fall one step can make is (1 − beta2)·v (a squared gradient
     # of zero): 0.1% of v, under bfloat16's smallest relative half step 2⁻⁹,
@@ -439,6 +451,7 @@ def master_copy(section, torch) -> dict:
     section.claim(
         f"the step ({MASTER_STEP:g}) is smaller than {ROUND_TO_NEAREST:g} of the bfloat16 gap below 1",
         abs(MASTER_STEP) < ROUND_TO_NEAREST * (1.0 - below),
+        key="update-smaller-than-half-the-gap",
     )
     return {**paths, "below": below}
 
@@ -562,10 +575,12 @@ def underflow(section, torch) -> dict:
         f"float16 underflow is between {F16_UNDERFLOW_LOW:.0%} and {F16_UNDERFLOW_HIGH:.0%}",
         F16_UNDERFLOW_LOW < share["f16_underflow"] < F16_UNDERFLOW_HIGH,
         detail=f"measured {share['f16_underflow']:.4%}",
+        key="unscaled-float16-zeros-10-to-30-percent",
     )
     section.claim(
         f"after the x{LOSS_SCALE:,} scale, underflow is below {SCALED_UNDERFLOW_CEILING:.2%}",
         share["scaled_underflow"] < SCALED_UNDERFLOW_CEILING,
+        key="scaled-float16-zeros-below-0-01-percent",
     )
     section.claim(
         "no gradient becomes zero in bfloat16 (count exactly 0)",
@@ -585,6 +600,7 @@ def underflow(section, torch) -> dict:
     section.claim(
         f"every gradient is far above bfloat16's smallest normal value (over {BF16_HEADROOM:.0e} times)",
         float(grads.min()) > BF16_HEADROOM * float(torch.finfo(torch.bfloat16).smallest_normal),
+        key="every-gradient-far-above-bfloat16-floor",
     )
     section.claim(
         f"the largest gradient times {LOSS_SCALE:,} is below 1/{OVERFLOW_MARGIN} of float16's largest value",
@@ -639,10 +655,10 @@ def memory(section, facts) -> dict:
     q = section.quote
     all_f32 = [facts[f]["bytes"] if f else 0 for f in FORMATS_ALL_F32]
     mixed = [facts[f]["bytes"] if f else 0 for f in FORMATS_MIXED]
-    q("mem_f32", all_f32, ",d")
-    q("mem_mixed", mixed, ",d")
-    q("mem_f32_total", sum(all_f32), ",d")
-    q("mem_mixed_total", sum(mixed), ",d")
+    q("mem_f32", all_f32, ",d", unit="bytes")
+    q("mem_mixed", mixed, ",d", unit="bytes")
+    q("mem_f32_total", sum(all_f32), ",d", unit="bytes")
+    q("mem_mixed_total", sum(mixed), ",d", unit="bytes")
     section.claim(
         f"mixed precision costs as many bytes per weight as all-float32 with Adam ({ADAM_BYTES_PER_WEIGHT})",
         sum(mixed) == sum(all_f32) == ADAM_BYTES_PER_WEIGHT,
@@ -652,7 +668,7 @@ def memory(section, facts) -> dict:
     # 16-bit cast of each weight that it caches through the forward pass and
     # autograd saves for the backward pass.
     autocast_peak = sum(all_f32) + facts["bf16"]["bytes"]
-    q("mem_autocast_peak", autocast_peak, ",d")
+    q("mem_autocast_peak", autocast_peak, ",d", unit="bytes")
     section.claim(
         "under autocast the weights cost more bytes per weight at the peak than all-float32",
         autocast_peak > sum(all_f32),
@@ -660,14 +676,12 @@ def memory(section, facts) -> dict:
     )
     q("act_rows", ACT_ROWS, ",d")
     q("act_cols", ACT_COLS, ",d")
-    q("mb_power", MB, "pow2")
-    act_f32 = ACT_ROWS * ACT_COLS * section.text("f32_bytes").count("") and None  # placeholder
-    del act_f32
+    q("mb_power", MB, "pow2", unit="bytes")
     numbers = ACT_ROWS * ACT_COLS
     act_f32 = numbers * facts["f32"]["bytes"] / MB
     act_bf16 = numbers * facts["bf16"]["bytes"] / MB
-    q("act_f32_mb", act_f32, "g")
-    q("act_bf16_mb", act_bf16, "g")
+    q("act_f32_mb", act_f32, "g", unit="MB")
+    q("act_bf16_mb", act_bf16, "g", unit="MB")
     section.claim(f"bfloat16 divides the activation memory by {ACT_SHRINK}", act_bf16 * ACT_SHRINK == act_f32)
     return {"all_f32": all_f32, "mixed": mixed, "act": [act_f32, act_bf16]}
 
@@ -718,6 +732,7 @@ def sums_and_scaling(section, torch) -> None:
     section.claim(
         "one infinite gradient makes its weight NaN after an Adam step",
         bool(torch.isnan(weight[1])) and bool(torch.isfinite(weight[0])),
+        key="an-infinite-gradient-makes-its-weight-nan",
     )
     adam_step([0.1, 0.1, 0.1])
     section.claim("the weight stays NaN after a later step with a finite gradient", bool(torch.isnan(weight[1])))

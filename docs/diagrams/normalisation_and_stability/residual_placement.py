@@ -418,6 +418,12 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     q("block_pre_added", pre_added, ".2f")
     q("block_pre_out", pre_out, ".2f")
     q("block_pre_out_rms", float(np.sqrt(np.mean(pre_out**2))), ".2f")
+    out_rms, in_rms = (float(np.sqrt(np.mean(v**2))) for v in (pre_out, stream))
+    section.claim(
+        "the pre-norm block's output stream has a larger RMS than its input stream",
+        out_rms > in_rms,
+        key="pre-norm-block-makes-the-stream-bigger",
+    )
     q("block_post_relu", post_relu, ".2f")
     q("block_post_added", post_added, ".2f")
     q("block_post_sum", post_sum, ".2f")
@@ -473,6 +479,7 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
     section.claim(
         f"pre-norm stream RMS ends larger than it starts ({DEPTH_BLOCKS} blocks)",
         pre48["stream_rms"][-1] > pre48["stream_rms"][0],
+        key="pre-norm-stream-grows",
     )
 
     # The running total: the first pre-norm blocks and what each adds.
@@ -488,6 +495,7 @@ def compute_by_hand_and_through_depth(section, x, y, stream, sweep_weights):
         "RMS sizes do not add: after each of the first blocks the stream's RMS is "
         "below the RMS before plus the RMS added",
         bool(np.all(first_rms[1:] < first_rms[:-1] + added_rms)),
+        key="rms-sizes-do-not-add",
     )
     # The fair comparison: additions perpendicular to the stream add in
     # quadrature (root sum of squares). The measured stream stays a little
@@ -706,22 +714,22 @@ def compute(section, trained: list[np.ndarray]):
     n = len(RATES)
     q("sweep_seed", SWEEP_SEED, "d")
     q("sweep_blocks", SWEEP_BLOCKS, "d")
-    q("steps", steps, "d")
-    q("last_steps", LAST_STEPS, "d")
+    q("steps", steps, "d", unit="steps")
+    q("last_steps", LAST_STEPS, "d", unit="steps")
     q("rates", RATES, "g")
     q("adam_beta1", BETA1, "g")
     q("adam_beta2", BETA2, "g")
     q("adam_eps", ADAM_EPS, power_of_ten)
     q("score_pre", scores[PRE], loss_text, rel_tol=0.9, runs=[(LABELS[PRE], f"{r:g}") for r in RATES])
     q("score_post", scores[POST][:n], loss_text, rel_tol=0.9, runs=[(LABELS[POST], f"{r:g}") for r in RATES])
-    q("warmup_steps", WARMUP_STEPS, "d")
+    q("warmup_steps", WARMUP_STEPS, "d", unit="steps")
     q("warmup_rate", WARMUP_RATE, "g")
     q("score_warmup", scores[POST][n], loss_text, rel_tol=0.9, run=(LABELS[POST], f"{WARMUP_RATE:g}", "warmup"))
     q("collapse_tol", COLLAPSE_TOL, ".0%")
     q("far_below", FAR_BELOW, ".0%")
     q("warmup_target", WARMUP_TARGET, power_of_ten)
 
-    section.claim("no run's loss became non-finite", all(finite_runs.values()))
+    section.claim("no run's loss became non-finite", all(finite_runs.values()), key="no-run-became-non-finite")
     # Restated from the robustness report (issue 12): post-norm's collapse at
     # 0.03 held at every seed and numeric variant; at 0.01 it holds on the
     # page's run under every variant, but at seed offset 2 post-norm ends at

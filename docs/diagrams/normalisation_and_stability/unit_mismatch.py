@@ -368,7 +368,7 @@ def compute(section):
         section.claim(
             f"{label}: the excess is below the target {TARGET_EXCESS:g} at the step count, not one step before",
             problem.excess(t) < TARGET_EXCESS <= problem.excess(t - 1),
-            key="std-excess-below" if label == "std" else None,
+            key=f"{label}-excess-below",
         )
         steps[label] = t
     q("steps_raw", steps["raw"], ",d", unit="steps")
@@ -404,7 +404,7 @@ def compute(section):
     # (the reach weight's steep direction) but not the mixing of the height
     # weight and the intercept in the flat direction.
     q("adam_rates", ADAM_RATES, "g")
-    q("adam_steps_cap", ADAM_STEPS, ",d")
+    q("adam_steps_cap", ADAM_STEPS, ",d", unit="steps")
     q("adam_check_steps", ADAM_CHECK_STEPS, ",d")
     q("adam_betas", ADAM_BETAS, "g")
     q("adam_eps", ADAM_EPS, ".0x")
@@ -446,7 +446,7 @@ def compute(section):
             "later_above": (later >= TARGET_EXCESS).any(axis=0),
         }
         q(f"adam_fastest_rate_{label}", ADAM_RATES[fastest], "g")
-        q(f"adam_fastest_first_{label}", first[fastest], ",d")
+        q(f"adam_fastest_first_{label}", first[fastest], ",d", unit="steps")
         # Every seed and kernel: the fastest run does not stay at the target
         # it first touched. How far it climbs, and which rate first stays below on
         # the standardised problem, are the page's run only (the robustness
@@ -456,7 +456,7 @@ def compute(section):
             f"{TARGET_EXCESS:g} later climbs back above it",
             after.max() >= TARGET_EXCESS,
             f"peak after the first touch {after.max():.3g}",
-            key="then-climbs-above-it-again",
+            key=f"{label}-then-climbs-above-it-again",
         )
         section.claim(
             f"on the {label} problem the rate that first touches the target is not "
@@ -520,7 +520,7 @@ def compute(section):
         gd_fast.excess(steps_fast) < TARGET_EXCESS <= gd_fast.excess(steps_fast - 1),
     )
     q("gd_near_limit_factor", GD_NEAR_LIMIT, ".2f")
-    q("steps_raw_near_limit", steps_fast, ",d")
+    q("steps_raw_near_limit", steps_fast, ",d", unit="steps")
     q("gd_near_limit_fraction", steps_fast / steps["raw"], ".2f")
     q("adam_gain_first_raw", steps_fast / raw_run["first"][raw_run["fastest"]], ",.0f", unit="times sooner")
     q("adam_gain_near_limit", steps_fast / adam["raw"][0], ",.0f", unit="times sooner")
@@ -565,7 +565,7 @@ def compute(section):
     )
 
     # The real loop on the raw problem against the closed form.
-    q("loop_steps", LOOP_STEPS, ",d")
+    q("loop_steps", LOOP_STEPS, ",d", unit="steps")
     w_loop = descend(raw, LOOP_STEPS)
     loop_excess = raw.loss(w_loop) - raw.best_loss
     closed_excess = float(raw.excess(LOOP_STEPS))
@@ -576,7 +576,7 @@ def compute(section):
     section.agree("loop and closed-form weights after 2,000 raw steps", w_loop, raw.weights([LOOP_STEPS])[0], rtol=1e-9)
 
     # Weight paths.
-    q("fraction_steps", FRACTION_STEPS, ",d")
+    q("fraction_steps", FRACTION_STEPS, ",d", unit="steps")
     fractions = raw.weights(FRACTION_STEPS)[:, HEIGHT] / raw.w_best[HEIGHT]
     q("height_fraction", fractions, ".1%")
     section.claim(
@@ -584,9 +584,17 @@ def compute(section):
         f"{FRACTION_STEPS[-1]:,} steps",
         fractions[-1] < HEIGHT_FRACTION_CEILING,
     )
+    read_at = (1, *FRACTION_STEPS)
+    flat_weights = raw.weights(read_at)[:, [HEIGHT, INTERCEPT]] / raw.w_best[[HEIGHT, INTERCEPT]]
+    section.claim(
+        "the raw height weight and intercept both grow from each of these step counts to the next: "
+        f"{', '.join(f'{s:,}' for s in read_at)}",
+        bool(np.all(np.diff(flat_weights, axis=0) > 0)),
+        key="height-and-intercept-grow",
+    )
     q("weight_tol", WEIGHT_TOL, ".0%")
     settled = std.steps_until_settled([REACH, HEIGHT], WEIGHT_TOL)
-    q("std_settled_steps", settled, ",d")
+    q("std_settled_steps", settled, ",d", unit="steps")
     section.claim(
         f"the standardised reach and height weights stay within {WEIGHT_TOL:.0%} of their best values "
         f"from a step under {FEW_STEPS} on",

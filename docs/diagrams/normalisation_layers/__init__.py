@@ -55,6 +55,12 @@ SECTION_SCRIPTS = {
 # (registry.claim_scripts); their numbers are SHARED_QUOTES.
 SUMMARY_SCRIPTS = {1: RESULT_SCRIPTS}
 
+# Sections whose words restate, with a pointer to it, a result of another
+# section's script: sections 4 and 5 say what the other seeds and kernels
+# showed and point to section 10's table, whose claims back those words;
+# section 4 recalls where section 3's batch norm learned nothing.
+RESTATED_SCRIPTS = {4: ("across_seeds", "batch_norm_learning_rate"), 5: ("across_seeds",)}
+
 # Sections computed from the robustness report's data rather than from an
 # experiment: the report does not rerun them (it would read its own output).
 DERIVED_SECTIONS = ("across_seeds",)

@@ -29,6 +29,7 @@ THREAD_CHECK = Path(__file__).resolve().parent / INPUTS[1]  # written by `make t
 SEEDS = ("seed 0", "seed 1", "seed 2")
 ACT, FEAT, GAIN = "noise on every activation", "noise per feature", "accuracy minus batch norm's"
 TWO_THREADS = "torch-two-threads"
+RATIO_MOVED = 1.1  # "the size of that gap did not hold": largest over smallest across the report's runs, above
 LOW_RATE_ORDER = "at lr 0.003 post-norm ends below pre-norm"  # norm_placement's page-run claim
 QK_LOW_RATE_ORDER = "on the page's run at lr 0.01 the run without QK-norm ends below the run with it"  # qk_norm's
 # The page-run claims that failed at another seed: two orders of close runs,
@@ -153,6 +154,28 @@ def compute(section):
         f"{above_and_survived}",
         every_seed=False,
         key="above-the-momentum-guide-without",
+    )
+    # Section 5's ratio of the two networks' median probes: its size moves
+    # from run to run (only its side of one is claimed there).
+    ratios = smooth["median_ratio"]["value"]
+    section.claim(
+        f"section 5's plain-over-batch-norm median smoothness ratio differs by over {RATIO_MOVED - 1:.0%} "
+        "between runs of the report",
+        max(ratios.values()) > RATIO_MOVED * min(ratios.values()),
+        f"{ratios}",
+        every_seed=False,
+        key="smoothness-ratio-moved",
+    )
+    # Section 4's noise per feature at lr 1, against batch norm, over the
+    # report's runs: below zero at every seed, above it under two kernels, so
+    # its sign is the rounding's (the claim states only that it changes).
+    feature_gain = sections["covariate_shift"]["quotes"]["feat_gain_1"]["value"]
+    section.claim(
+        "noise per feature minus batch norm at lr 1 is below zero in some run of the report and above zero in another",
+        min(feature_gain.values()) < 0 < max(feature_gain.values()),
+        f"{feature_gain}",
+        every_seed=False,
+        key="feature-noise-at-1-changes-sign",
     )
     # Which rows the other kernels moved, for the prose.
     moved = [key for key, _, (low, high) in rows if low != high]

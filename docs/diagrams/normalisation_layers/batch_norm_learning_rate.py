@@ -53,7 +53,7 @@ def quote_accuracies(q, runs: dict, network: str, key: str, rates, row: str | No
             q(f"{key}_accuracy_{rate_key(rate)}", res["accuracy"], ".3f", run=run)
             acc.append(res["accuracy"])
         else:
-            q(f"{key}_diverged_step_{rate_key(rate)}", res["diverged_at"], "d", run=run)
+            q(f"{key}_diverged_step_{rate_key(rate)}", res["diverged_at"], "d", run=run, unit="steps")
             acc.append(np.nan)
     return np.array(acc)
 
@@ -94,7 +94,7 @@ def compute(section, trained: list[dict]):
     q("width", mlp.WIDTH, "d")
     q("batch", mlp.BATCH, "d")
     q("momentum", mlp.MOMENTUM, ".1f")
-    q("steps", steps, "d")
+    q("steps", steps, "d", unit="steps")
     q("rates", RATES, "g")
     q("chance", 1 / mlp.CLASSES, ".3f")
     q("trains_threshold", TRAINS, ".1f")

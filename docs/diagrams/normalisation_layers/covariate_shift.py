@@ -142,7 +142,7 @@ def compute(section, trained: list[dict]):
     section.progress(f"{len(trained)} runs, {sum(r['cpu'] for r in trained):.1f} s CPU in the workers", force=True)
 
     q("rates", RATES, "g")
-    q("steps", steps, "d")
+    q("steps", steps, "d", unit="steps")
     q("noise_seed", NOISE_SEED, "d")
     q("trains_threshold", TRAINS, ".1f")
     q("tie_errors", TIE_ERRORS, "d")
@@ -172,14 +172,14 @@ def compute(section, trained: list[dict]):
             f"the {network} network does not diverge",
             {rate: bool(np.isfinite(a)) for rate, a in zip(RATES, noisy)},
             over="learning rate",
-            key="does-not-diverge",
+            key=f"{key}-does-not-diverge",
         )
         section.sweep_claim(
             f"the {network} network reaches validation accuracy above {TRAINS:g}",
             {rate: bool(a > TRAINS) for rate, a in zip(RATES, noisy) if rate in up_to},
             {rate: f"{a:.3f}" for rate, a in zip(RATES, noisy)},
             over="learning rate",
-            key="trains-up-to",
+            key=f"{key}-trains-up-to",
         )
         # Noisy minus batch norm, per rate, with its paired standard error.
         differences[network] = {}
@@ -239,7 +239,7 @@ def compute(section, trained: list[dict]):
             f"every {network} layer's inputs move more per step than any plain-network layer's, at lr {MOVES_RATE:g}",
             ratio > 1,
             f"smallest noisy over largest plain: {ratio:.3g}",
-            key="move-more-than-the-plain",
+            key=f"{key}-move-more-than-the-plain",
         )
     return {"accuracies": accuracies, "differences": differences}
 

@@ -45,6 +45,7 @@ COSINE_BELOW = 0.9
 # times (1 + mu); the script checks both edges by iterating one quadratic
 # this far either side of them, for this many steps.
 STABLE_BELOW = 2
+BARELY_GREW = 0.05  # "its hidden weights barely grew": relative growth of the median norm, below
 EDGE_MARGIN = 0.01
 EDGE_STEPS = 2000
 NETWORKS = ("plain", "batch norm")
@@ -199,8 +200,8 @@ def compute(section, trained: list[dict]):
     section.progress(f"{len(trained)} probed runs done, {sum(r['cpu'] for r in trained):.1f} s CPU", force=True)
     q("rate", RATE, "g")
     q("momentum", mlp.MOMENTUM, ".1f")
-    q("steps", steps, "d")
-    q("every", EVERY, "d")
+    q("steps", steps, "d", unit="steps")
+    q("every", EVERY, "d", unit="steps")
     q("etas", ETAS, "g")
     q("after", after, "d")
     edges = {
@@ -235,7 +236,7 @@ def compute(section, trained: list[dict]):
                 key="the-batch-norm-network-trains",
             )
         elif r["diverged_at"] is not None:
-            q(f"{key}_diverged_step", r["diverged_at"], "d")
+            q(f"{key}_diverged_step", r["diverged_at"], "d", unit="steps")
         s = np.array(r["steps"])
         b, ub = np.array(r["betas"]), np.array(r["update_betas"])
         # Just before a run diverges, a probe step can land where the loss
@@ -271,6 +272,12 @@ def compute(section, trained: list[dict]):
         q(f"{key}_cosine_median", np.median(cosines), ".2f")
         q(f"{key}_cosine_range", (cosines.min(), cosines.max()), ".2f")
         q(f"{key}_length_ratio_median", np.median(ratios), ".1f", unit="times as long")
+        section.claim(
+            f"{network}: the update is longer than the gradient (median length ratio after step {AFTER} above 1)",
+            float(np.median(ratios)) > 1,
+            f"median ratio {np.median(ratios):.3g}",
+            key=f"{key}-update-longer-than-gradient",
+        )
         q(f"{key}_largest_spread", max(r["spreads"]), ".3g")
         spreads = np.array(r["spreads"])
         q(f"{key}_largest_spread_late", spreads[late_mask].max(), ".3g")
@@ -282,7 +289,7 @@ def compute(section, trained: list[dict]):
             f"{AFTER} below {COSINE_BELOW:g})",
             float(np.median(cosines)) < COSINE_BELOW,
             f"median cosine {np.median(cosines):.3g}",
-            key="the-median-cosine-below-0",
+            key=f"{key}-median-cosine-below-0",
         )
     # Each accuracy is a mean over the validation points: the larger of the
     # two standard errors (batch norm's alone if the plain network diverged).
@@ -341,7 +348,7 @@ def sweep_summaries(section, runs: dict, swept: dict, after: int) -> dict:
     q("plain_failing_rate", PLAIN_FAILING_RATE, "g")
     failing = swept["plain", PLAIN_FAILING_RATE]
     if failing["diverged_at"] is not None:
-        q("plain_failing_diverged_step", failing["diverged_at"], "d")
+        q("plain_failing_diverged_step", failing["diverged_at"], "d", unit="steps")
     q("plain_first_beta_times_failing_rate", failing["betas"][0] * PLAIN_FAILING_RATE, ".1f")
     bn = {rate: runs["batch norm"] if rate == RATE else swept["batch norm", rate] for rate in BN_RATES}
     medians, norms, trained = {}, {}, {}
@@ -361,6 +368,23 @@ def sweep_summaries(section, runs: dict, swept: dict, after: int) -> dict:
         {f"{a:g} to {b:g}": f"{plain_medians[a][0]:.4g} -> {plain_medians[b][0]:.4g}" for a, b in plain_pairs},
         over="pair of rates",
         key="plain-flatter-at-larger-rates",
+    )
+    (low, beta_low), (middle, beta_middle), (high, beta_high) = (
+        (plain_medians[r][1], plain_medians[r][0]) for r in PLAIN_RATES
+    )
+    section.claim(
+        f"the plain network's median beta_hat falls by a larger factor from {PLAIN_RATES[0]:g} to "
+        f"{PLAIN_RATES[1]:g} than from {PLAIN_RATES[1]:g} to {PLAIN_RATES[2]:g}, while its median hidden "
+        f"weight norm grows by under {BARELY_GREW:.0%} between the first two",
+        beta_low / beta_middle > beta_middle / beta_high and middle < (1 + BARELY_GREW) * low,
+        f"falls {beta_low / beta_middle:.3g} and {beta_middle / beta_high:.3g}; norms {low:.4g} -> {middle:.4g}",
+        key="plain-flattened-most-where-weights-barely-grew",
+    )
+    section.claim(
+        "the plain network's probe at step 0 is above the batch-norm network's",
+        runs["plain"]["betas"][0] > runs["batch norm"]["betas"][0],
+        f"{runs['plain']['betas'][0]:.3g} against {runs['batch norm']['betas'][0]:.3g}",
+        key="bn-first-probe-below-plain",
     )
     section.claim(
         f"at lr {RATE:g} the plain network's step-0 beta_hat times the rate is above the heavy-ball edge "
@@ -403,6 +427,15 @@ def sweep_summaries(section, runs: dict, swept: dict, after: int) -> dict:
         {f"{a:g} to {b:g}": f"{norms[a]:.4g} -> {norms[b]:.4g}" for a, b in pairs},
         over="pair of rates",
         key="weights-grow-at-larger-rates",
+    )
+    bn_growth = norms[BN_RATES[-1]] / norms[BN_RATES[0]]
+    plain_growth = plain_medians[PLAIN_RATES[-1]][1] / plain_medians[PLAIN_RATES[0]][1]
+    section.claim(
+        "across its own three rates batch norm's median hidden weight norm grows by a larger factor than the "
+        "plain network's across its three",
+        bn_growth > plain_growth,
+        f"{bn_growth:.3g} against {plain_growth:.3g}",
+        key="bn-weights-grew-more-across-its-rates",
     )
     section.sweep_claim(
         f"the rate times batch norm's median beta_hat after step {AFTER} is below {STABLE_BELOW}",

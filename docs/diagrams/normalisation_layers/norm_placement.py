@@ -14,6 +14,7 @@ torch thread apiece; the numbers do not depend on the split (tested).
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 
@@ -170,12 +171,12 @@ def compute(section, trained: list[dict]):
     q("layers", config["layers"], "d")
     q("dim", DIM, "d")
     q("heads", HEADS, "d")
-    q("steps", config["steps"], "d")
+    q("steps", config["steps"], "d", unit="steps")
     q("batch", BATCH, "d")
     q("window", WINDOW, "d")
-    q("eval_every", config["eval_every"], "d")
+    q("eval_every", config["eval_every"], "d", unit="steps")
     q("validation_windows", VALIDATION_WINDOWS, "d")
-    q("warmup_steps", warmup_steps(config["steps"], WARMUP_FRACTION), "d")
+    q("warmup_steps", warmup_steps(config["steps"], WARMUP_FRACTION), "d", unit="steps")
     q("warmup_percent", WARMUP_FRACTION, ".0%")
     q("low_rate", LOW_RATE, "g")
     q("high_rate", HIGH_RATE, "g")
@@ -209,6 +210,19 @@ def compute(section, trained: list[dict]):
     paired = {name: paired_difference(runs[a]["windows"], runs[b]["windows"]) for name, (a, b) in pairs.items()}
     for name, (_, error) in paired.items():
         q(f"{name}_error", error, ".3f")
+    # Scored on the same windows, two runs share most of their window-to-window
+    # noise: the paired error is below the two runs' own errors combined.
+    unpaired = {
+        name: math.hypot(standard_error(runs[a]["windows"]), standard_error(runs[b]["windows"]))
+        for name, (a, b) in pairs.items()
+    }
+    section.claim(
+        "for each difference the page reads, the paired standard error is below the two runs' own standard "
+        "errors combined (the square root of the sum of their squares)",
+        all(paired[name][1] < unpaired[name] for name in pairs),
+        "; ".join(f"{name}: {paired[name][1]:.3g} < {unpaired[name]:.3g}" for name in pairs),
+        key="paired-error-is-smaller",
+    )
     section.claim(
         f"on the page's run at lr {HIGH_RATE:g} the two pre-norm runs tie: their difference is within {TIE_ERRORS} paired "
         "standard errors",
@@ -246,6 +260,7 @@ def compute(section, trained: list[dict]):
         ">=",
         FAR_ABOVE,
         fmt=".1f",
+        key="post-norm-no-warmup-far-above",
     )
     warmup_gain = final["post_no_warmup"] - final["post_warmup"]
     q("warmup_gain_post", warmup_gain, ".2f")
@@ -253,6 +268,23 @@ def compute(section, trained: list[dict]):
         f"at lr {HIGH_RATE:g} warmup lowers post-norm's final loss",
         warmup_gain > 0,
         f"without {final['post_no_warmup']:.4f}, with {final['post_warmup']:.4f}",
+        key="warmup-lowers-post-norm-loss",
+    )
+    # The curves of the figure, on the page's run.
+    curves = {key: runs[key]["validation"] for key in pre_high + post_high}
+    section.claim(
+        f"on the page's run at lr {HIGH_RATE:g} post-norm with warmup's validation loss is above both pre-norm "
+        "runs' at every evaluation after step 0",
+        all(post > max(a, b) for post, a, b in list(zip(*(curves[k] for k in ("post_warmup",) + pre_high)))[1:]),
+        every_seed=False,
+        key="post-norm-with-warmup-above-pre-norm-throughout",
+    )
+    section.claim(
+        f"on the page's run at lr {HIGH_RATE:g} each pre-norm run's validation loss is lower at every evaluation "
+        "than at the one before",
+        all(later < earlier for k in pre_high for earlier, later in zip(curves[k], curves[k][1:])),
+        every_seed=False,
+        key="pre-norm-kept-improving",
     )
     low_gap = final["pre_low"] - final["post_low"]
     q("low_gap", abs(low_gap), ".3f")

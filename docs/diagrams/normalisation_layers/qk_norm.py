@@ -112,11 +112,11 @@ def compute(section, trained: list[dict]):
 
     head_dim = DIM // HEADS
     q("layers", LAYERS, "d")
-    q("steps", steps, "d")
+    q("steps", steps, "d", unit="steps")
     q("batch", BATCH, "d")
     q("window", WINDOW, "d")
     q("validation_windows", VALIDATION_WINDOWS, "d")
-    q("warmup_steps", warmup_steps(steps, WARMUP_FRACTION), "d")
+    q("warmup_steps", warmup_steps(steps, WARMUP_FRACTION), "d", unit="steps")
     q("rates", RATES, "g")
     q("head_dim", head_dim, "d")
 
