@@ -562,7 +562,7 @@ class Stats:
     allowlist_entries: int = 0
     # Each bound word by kind (direction, general, one_run; unit: a unit word
     # after a quoted number) and by its evidence (claim, verified, allowlist;
-    # for units: declared, name, allowlist).
+    # for units: declared).
     words: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def count(self, kind: str, how: str) -> None:
@@ -1270,7 +1270,6 @@ def known_units(records: dict) -> list[str]:
     )
 
 
-# The words a quote's name uses for a unit word ("warmup_steps", "ms_torch_rms").
 def check_units_and_runs(
     sentence: Sentence,
     records: dict,
